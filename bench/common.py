@@ -1,0 +1,34 @@
+"""Helpers for benchmark scripts: figures go to bench/results/*.json and a table in docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import json
+import platform
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+BENCHMARKS_MD = ROOT / "docs" / "benchmarks.md"
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} cores, {platform.machine()}, Linux {platform.release()}"
+
+
+def write_results(name: str, rows: list[dict], columns: list[str], title: str, notes: str = "") -> None:
+    """Store the raw figures as JSON and (re)write this benchmark's section of docs/benchmarks.md."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    (RESULTS / f"{name}.json").write_text(json.dumps({"measured_at": stamp, "machine": machine(), "rows": rows}, indent=2))
+    table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    table += ["| " + " | ".join(str(row.get(column, "")) for column in columns) + " |" for row in rows]
+    section = f"<!-- {name} -->\n## {title}\n\nMeasured {stamp} on {machine()} by `bench/{name}.py`.\n\n" + "\n".join(table)
+    section += (f"\n\n{notes}" if notes else "") + f"\n<!-- /{name} -->"
+    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else "# Benchmarks\n\nFigures written by the scripts in bench/.\n"
+    pattern = re.compile(rf"<!-- {re.escape(name)} -->.*?<!-- /{re.escape(name)} -->", re.S)
+    text = pattern.sub(section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section + "\n"
+    BENCHMARKS_MD.parent.mkdir(parents=True, exist_ok=True)
+    BENCHMARKS_MD.write_text(text)

@@ -1,0 +1,28 @@
+"""Typed errors. Every error Quorum raises to a user says what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class QuorumError(Exception):
+    """Base class: `problem` says what is wrong, `fix` the command or change that repairs it."""
+
+    def __init__(self, problem: str, fix: str = "") -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(problem if not fix else f"{problem}\n  fix: {fix}")
+
+
+class ToolchainError(QuorumError):
+    """A binary is missing, cannot be built, or has the wrong version."""
+
+
+class TopologyError(QuorumError):
+    """A topology file is invalid."""
+
+
+class ClusterError(QuorumError):
+    """A cluster could not be brought up, reached or torn down."""
+
+
+class FaultError(QuorumError):
+    """A fault could not be injected or was refused."""

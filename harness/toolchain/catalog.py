@@ -1,0 +1,76 @@
+"""Every binary Quorum runs: where it comes from and how to ask it for its version."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from harness.toolchain.versions import KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version
+
+
+class Source(str, Enum):
+    KUBERNETES = "kubernetes"  # built from k8s.io/kubernetes through a wrapper module
+    GO_INSTALL = "go-install"  # `go install <package>@<version>` from the Go module proxy
+    DEBIAN = "debian"  # a Debian package, installed with apt-get
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    source: Source
+    version_args: tuple[str, ...]
+    package: str = ""  # Go package (without version) or Debian package name
+    system_path: str = ""  # where a Debian package puts the binary
+    pinned: str = ""  # version for GO_INSTALL tools
+    minimum: str = ""  # lowest acceptable version for DEBIAN tools
+
+    def describe_source(self, version: str) -> str:
+        if self.source is Source.KUBERNETES:
+            return f"Go proxy: k8s.io/kubernetes@{version} (wrapper module)"
+        if self.source is Source.GO_INSTALL:
+            return f"Go proxy: go install {self.package}@{version}"
+        return f"Debian: {self.package} {version}"
+
+
+def _kubernetes_tool(name: str) -> Tool:
+    args = {"kubectl": ("version", "--client"), "kubeadm": ("version", "-o", "short")}.get(name, ("--version",))
+    return Tool(name, Source.KUBERNETES, args, package=f"k8s.io/kubernetes/cmd/{name}")
+
+
+TOOLS: tuple[Tool, ...] = (
+    *(_kubernetes_tool(name) for name in KUBERNETES_BINARIES),
+    Tool("kwok", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwok", pinned=KWOK_VERSION),
+    Tool("kwokctl", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwokctl", pinned=KWOK_VERSION),
+    Tool("kind", Source.GO_INSTALL, ("version",), package="sigs.k8s.io/kind", pinned=KIND_VERSION),
+    Tool("etcd", Source.DEBIAN, ("--version",), package="etcd-server", system_path="/usr/bin/etcd", minimum="3.4.0"),
+    Tool("etcdctl", Source.DEBIAN, ("version",), package="etcd-client", system_path="/usr/bin/etcdctl", minimum="3.4.0"),
+    Tool("haproxy", Source.DEBIAN, ("-v",), package="haproxy", system_path="/usr/sbin/haproxy", minimum="2.0.0"),
+    Tool("iperf3", Source.DEBIAN, ("--version",), package="iperf3", system_path="/usr/bin/iperf3", minimum="3.0.0"),
+    Tool("ip", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/ip", minimum="5.0.0"),
+    Tool("tc", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/tc", minimum="5.0.0"),
+    Tool("iptables", Source.DEBIAN, ("--version",), package="iptables", system_path="/usr/sbin/iptables", minimum="1.8.0"),
+)
+
+
+def tool(name: str) -> Tool:
+    for candidate in TOOLS:
+        if candidate.name == name:
+            return candidate
+    raise KeyError(f"unknown binary {name!r}; known: {', '.join(t.name for t in TOOLS)}")
+
+
+def probe_version(path: Path, spec: Tool) -> Version | None:
+    """Run the binary and parse the version it prints; None if it does not run."""
+    try:
+        out = subprocess.run([str(path), *spec.version_args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = out.stdout + out.stderr
+    if spec.name in ("ip", "tc"):
+        text = text.split("iproute2-", 1)[-1]  # "ip utility, iproute2-6.1.0, libbpf 1.1.0"
+    try:
+        return Version.parse(text)
+    except ValueError:
+        return None

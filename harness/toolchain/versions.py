@@ -1,0 +1,92 @@
+"""Pinned versions and version parsing.
+
+The default Kubernetes release is the newest v1.34 patch on the Go module proxy: v1.34 is the last
+minor whose kubelet still starts on cgroup v1 hosts without extra configuration, and these machines
+run cgroup v1. Later releases build the same way when asked for with --kubernetes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import total_ordering
+
+from harness.errors import ToolchainError
+
+KUBERNETES_DEFAULT = "v1.34.4"
+KUBERNETES_MIN_MINOR = 34  # older releases need a Go toolchain older than the one we can rely on
+KWOK_VERSION = "v0.8.0"
+KIND_VERSION = "v0.33.0"
+
+KUBERNETES_BINARIES: tuple[str, ...] = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubelet",
+    "kube-proxy",
+    "kubeadm",
+    "kubectl",
+)
+
+_SEMVER = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?")
+
+
+@total_ordering
+@dataclass(frozen=True)
+class Version:
+    """A release version such as v1.34.4 or v1.35.0-rc.1 (pre-releases sort before the release)."""
+
+    major: int
+    minor: int
+    patch: int = 0
+    pre: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> "Version":
+        """Parse the first version number in `text` ("Kubernetes v1.34.4", "etcd Version: 3.4.23")."""
+        match = _SEMVER.search(text)
+        if not match:
+            raise ValueError(f"no version number in {text!r}")
+        major, minor, patch, pre = match.groups()
+        return cls(int(major), int(minor), int(patch or 0), pre or "")
+
+    def _key(self) -> tuple[int, int, int, int, str]:
+        # a pre-release sorts before its release: v1.35.0-rc.1 < v1.35.0
+        return (self.major, self.minor, self.patch, 0 if self.pre else 1, self.pre)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Version):
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __str__(self) -> str:
+        core = f"v{self.major}.{self.minor}.{self.patch}"
+        return f"{core}-{self.pre}" if self.pre else core
+
+
+def kubernetes_version(text: str) -> Version:
+    """Validate a Kubernetes release name given by a user or a topology file."""
+    try:
+        version = Version.parse(text)
+    except ValueError:
+        raise ToolchainError(
+            f"{text!r} is not a Kubernetes version",
+            "give a release such as v1.34.4 (see `go list -m -versions k8s.io/kubernetes`)",
+        ) from None
+    if not re.fullmatch(r"v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?", text.strip()):
+        raise ToolchainError(
+            f"{text!r} is not a full Kubernetes release (major.minor.patch)",
+            f"give a full release such as {KUBERNETES_DEFAULT}",
+        )
+    if version.major != 1 or version.minor < KUBERNETES_MIN_MINOR:
+        raise ToolchainError(
+            f"Kubernetes {version} is not supported (Quorum builds v1.{KUBERNETES_MIN_MINOR} and later)",
+            f"use --kubernetes {KUBERNETES_DEFAULT} or a later release",
+        )
+    return version
+
+
+def staging_version(kubernetes: Version) -> str:
+    """The published version of the k8s.io staging modules for a release: v1.34.4 -> v0.34.4."""
+    core = f"v0.{kubernetes.minor}.{kubernetes.patch}"
+    return f"{core}-{kubernetes.pre}" if kubernetes.pre else core

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The two set-up-free entry points of the README:
+#   ./run.sh scenarios   the main job: the scenario suites against the default topology
+#   ./run.sh tests       Quorum's own tests (what CI runs)
+# Each installs what it needs: Debian packages, a Python virtualenv (cached by the hash of
+# pyproject.toml), and the toolchain (Kubernetes built from the Go module proxy, cached by version).
+# Extra arguments go to pytest.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+job="${1:-}"
+shift || true
+case "$job" in
+  scenarios|tests) ;;
+  *) echo "usage: ./run.sh scenarios|tests [pytest arguments]" >&2; exit 2 ;;
+esac
+
+if [ "$(id -u)" != 0 ]; then
+  echo "error: Quorum needs root: it creates network namespaces, bridges and iptables rules, and installs Debian packages." >&2
+  echo "fix: sudo ./run.sh $job" >&2
+  exit 2
+fi
+
+cache="${QUORUM_CACHE:-$HOME/.cache/quorum}"
+mkdir -p "$cache"
+
+# Python: a virtualenv keyed by the dependency list, so a second run reuses it. It is marked
+# ready only after every install succeeded; a half-built one is removed and built again.
+python="${QUORUM_PYTHON:-python3}"
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "error: Quorum needs Python >= 3.11 ($python is $("$python" --version 2>&1))." >&2
+  echo "fix: apt-get install python3 (Debian 12 ships 3.11), or set QUORUM_PYTHON=/path/to/python3.11" >&2
+  exit 2
+fi
+venv="$cache/venv-$( (cat pyproject.toml; "$python" --version) | sha256sum | cut -c1-16)"
+if [ ! -e "$venv/.ready" ]; then
+  echo "▶ Python virtualenv $venv"
+  if ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv
+  fi
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
+    > "$venv/requirements.txt"
+  "$venv/bin/pip" install -q --upgrade "setuptools>=68" wheel
+  "$venv/bin/pip" install -q -r "$venv/requirements.txt"
+  touch "$venv/.ready"
+fi
+# the harness itself, from this checkout (seconds; makes `quorum` point here)
+"$venv/bin/pip" install -q --no-deps --no-build-isolation -e . >/dev/null
+export PATH="$venv/bin:$PATH"
+
+quorum toolchain install
+
+status=0
+case "$job" in
+  tests)     pytest tests "$@" || status=$? ;;
+  scenarios) pytest scenarios "$@" || status=$? ;;
+esac
+# pytest exits 5 when it collected nothing: that is a failure of this job, not a pass
+[ "$status" = 5 ] && echo "error: pytest collected no tests" >&2
+exit "$status"

@@ -1,0 +1,50 @@
+import pytest
+
+from harness.errors import ToolchainError
+from harness.toolchain.versions import Version, kubernetes_version, staging_version
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Kubernetes v1.34.4", Version(1, 34, 4)),
+        ("Client Version: v1.34.4\nKustomize Version: v5.7.1", Version(1, 34, 4)),
+        ("etcd Version: 3.4.23\nGit SHA: Not provided", Version(3, 4, 23)),
+        ("kind v0.33.0 go1.26.8 linux/amd64", Version(0, 33, 0)),
+        ("iperf 3.12 (cJSON 1.7.15)", Version(3, 12, 0)),
+        ("v1.35.0-rc.1", Version(1, 35, 0, "rc.1")),
+    ],
+)
+def test_parse_first_version_in_tool_output(text, expected):
+    assert Version.parse(text) == expected
+
+
+def test_parse_rejects_text_without_a_version():
+    with pytest.raises(ValueError, match="no version"):
+        Version.parse("command not found")
+
+
+def test_ordering_puts_prereleases_before_the_release():
+    assert Version.parse("v1.35.0-rc.1") < Version.parse("v1.35.0")
+    assert Version.parse("v1.34.10") > Version.parse("v1.34.9")
+    assert sorted([Version(1, 35, 0), Version(1, 35, 0, "alpha.1"), Version(1, 34, 4)]) == [
+        Version(1, 34, 4), Version(1, 35, 0, "alpha.1"), Version(1, 35, 0)]
+    assert str(Version(1, 35, 0, "rc.1")) == "v1.35.0-rc.1"
+
+
+@pytest.mark.parametrize("text", ["1.34", "latest", "v1.34"])
+def test_kubernetes_version_must_be_a_full_release(text):
+    with pytest.raises(ToolchainError) as info:
+        kubernetes_version(text)
+    assert "v1.34.4" in info.value.fix
+
+
+def test_old_kubernetes_is_refused_with_a_fix():
+    with pytest.raises(ToolchainError, match="not supported") as info:
+        kubernetes_version("v1.20.1")
+    assert "--kubernetes" in info.value.fix
+
+
+def test_staging_version():
+    assert staging_version(Version.parse("v1.34.4")) == "v0.34.4"
+    assert staging_version(Version.parse("v1.36.0-beta.0")) == "v0.36.0-beta.0"
