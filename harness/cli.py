@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -53,6 +54,83 @@ def toolchain_status(kubernetes: str) -> None:
     if not all(row.ok for row in rows):
         errors.print("some binaries are missing or at the wrong version; fix: quorum toolchain install")
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("topology", default="clusters/ha3.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), help="default reports/clusters/<name>")
+@click.option("--timeout", default=120.0, show_default=True, help="seconds to wait for readiness")
+def up(topology: Path, run_dir: Path | None, timeout: float) -> None:
+    """Bring up TOPOLOGY and return when /readyz via the LB, etcd and both leases are healthy."""
+    from harness.backends import process
+
+    cluster = process.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False), timeout_s=timeout)
+    console.print(f"cluster {cluster.name} is ready: {cluster.api_endpoint}")
+    console.print(f"  kubeconfig: {cluster.admin_kubeconfig}")
+    console.print(f"  run dir:    {cluster.run_dir}")
+
+
+@cli.command()
+@click.argument("cluster", required=False)
+@click.option("--all", "everything", is_flag=True, help="remove every run and every leftover of crashed runs")
+def down(cluster: str | None, everything: bool) -> None:
+    """Remove a cluster's processes, namespaces, bridge, firewall rules and state."""
+    from harness.backends import process
+
+    removed = process.down_all() if everything else process.down(process.find_run(cluster))
+    for item in removed:
+        console.print(f"removed {item}", highlight=False)
+    console.print("down" if removed or not everything else "nothing to remove")
+
+
+@cli.command()
+@click.argument("cluster", required=False)
+def status(cluster: str | None) -> None:
+    """Hosts, components, pids, restarts, health, the etcd leader and the lease holders."""
+    from harness.backends import process
+    from harness.cluster import Cluster
+
+    c = Cluster(process.find_run(cluster))
+    health = c.component_health()
+    table = Table("host", "component", "pid", "restarts", "health", title=f"{c.name} (run {c.run_id}) {c.api_endpoint}")
+    for cid, spec in c.specs.items():
+        pid = c.pid(cid)
+        table.add_row(spec.host, spec.component.value, str(pid or "-"), str(c.restarts(cid)),
+                      "[green]ok[/green]" if health[cid] else "[red]down[/red]")
+    console.print(table)
+    console.print(f"etcd leader: {c.etcd.leader() or 'none'}")
+    for lease, host in c.lease_holders().items():
+        console.print(f"{lease} lease: {host or 'unheld'}")
+
+
+@cli.command()
+@click.argument("component")
+@click.option("--cluster", default=None)
+@click.option("-n", "--lines", default=50, show_default=True)
+def logs(component: str, cluster: str | None, lines: int) -> None:
+    """Show the log of COMPONENT[@HOST] (e.g. kube-apiserver@c1)."""
+    from harness.backends import process
+    from harness.cluster import Cluster
+
+    c = Cluster(process.find_run(cluster))
+    matches = [cid for cid in c.specs if cid == component or cid.startswith(component + "@")]
+    if not matches:
+        raise click.UsageError(f"no component {component!r}; components: {', '.join(c.specs)}")
+    for cid in matches:
+        console.rule(cid)
+        path = c.log_path(cid)
+        text = path.read_text(errors="replace").splitlines() if path.exists() else ["(no log yet)"]
+        console.print("\n".join(text[-lines:]), highlight=False, markup=False)
+
+
+@cli.command()
+@click.argument("cluster", required=False)
+def kubeconfig(cluster: str | None) -> None:
+    """Print the path of the admin kubeconfig (it points at the load balancer)."""
+    from harness.backends import process
+    from harness.cluster import Cluster
+
+    console.print(str(Cluster(process.find_run(cluster)).admin_kubeconfig))
 
 
 def main() -> None:

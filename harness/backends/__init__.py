@@ -1,0 +1,1 @@
+"""How hosts exist: network namespaces (process backend); containers and kind later."""

@@ -1,0 +1,151 @@
+"""A running cluster, as the harness sees it: loaded from its run directory by any process."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+
+from harness.backends.netns import assert_local, netns_name
+from harness.components import ComponentSpec, Layout, specs_for
+from harness.components import etcd as etcd_component
+from harness.etcdapi import EtcdClient
+from harness.health import probe
+from harness.kubeapi import ApiClient
+from harness.shell import in_netns, run
+from harness.state import RunState
+from harness.toolchain.install import Toolchain
+from harness.topology import Component, Topology, load_topology
+
+LEASES = {Component.CONTROLLER_MANAGER: "kube-controller-manager", Component.SCHEDULER: "kube-scheduler"}
+
+
+def layout_for(topology: Topology, run_dir: Path) -> Layout:
+    toolchain = Toolchain(topology.kubernetes)
+    return Layout(topology, run_dir, toolchain.path)
+
+
+class Cluster:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir).resolve()
+        self.state = RunState.load(self.run_dir)
+        self.topology = load_topology(self.run_dir / "topology.yaml")
+        self.layout = layout_for(self.topology, self.run_dir)
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    @cached_property
+    def specs(self) -> dict[str, ComponentSpec]:
+        return {spec.id: spec for spec in specs_for(self.layout)}
+
+    def spec(self, component: Component | str, host: str) -> ComponentSpec:
+        value = component.value if isinstance(component, Component) else component
+        return self.specs[f"{value}@{host}"]
+
+    def control_dir(self, component_id: str) -> Path:
+        return self.run_dir / "components" / component_id
+
+    @property
+    def events_path(self) -> Path:
+        return self.run_dir / "events.jsonl"
+
+    def log_path(self, component_id: str) -> Path:
+        return self.run_dir / "logs" / f"{component_id}.log"
+
+    def netns(self, host: str) -> str:
+        return netns_name(self.run_id, host)
+
+    # ---- processes -----------------------------------------------------------------------------
+
+    def _read_pid(self, path: Path) -> int | None:
+        try:
+            pid = int(path.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if Path(f"/proc/{pid}").exists() else None
+
+    def pid(self, component_id: str) -> int | None:
+        """The running component's pid (None while it is down)."""
+        return self._read_pid(self.control_dir(component_id) / "child.pid")
+
+    def keeper_pid(self, component_id: str) -> int | None:
+        return self._read_pid(self.control_dir(component_id) / "keeper.pid")
+
+    def events(self) -> list[dict]:
+        if not self.events_path.exists():
+            return []
+        return [json.loads(line) for line in self.events_path.read_text().splitlines() if line.strip()]
+
+    def restarts(self, component_id: str) -> int:
+        return sum(1 for e in self.events() if e["component"] == component_id and e["event"] == "restart")
+
+    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+        """Run a command inside a host (its network namespace)."""
+        return run(in_netns(self.netns(host), argv), check=check, timeout=timeout)
+
+    # ---- endpoints -----------------------------------------------------------------------------
+
+    def ensure_local(self) -> None:
+        """Every host address routes to this run's bridge (checked before monitors send traffic)."""
+        for host in self.topology.hosts:
+            assert_local(str(self.topology.address_of(host)), self.state.bridge or "")
+
+    @property
+    def api_endpoint(self) -> str:
+        return self.topology.api_endpoint
+
+    @cached_property
+    def api(self) -> ApiClient:
+        """The API through the load balancer, as the admin."""
+        return ApiClient(self.api_endpoint, str(self.layout.pki.ca.cert), self.layout.pki.client("admin"))
+
+    def apiserver(self, host: str) -> ApiClient:
+        """One apiserver directly, bypassing the load balancer."""
+        spec = self.spec(Component.APISERVER, host)
+        return ApiClient(f"https://{spec.health.address}:{spec.health.port}", str(self.layout.pki.ca.cert),
+                         self.layout.pki.client("admin"))
+
+    @property
+    def etcd_urls(self) -> list[str]:
+        return etcd_component.client_urls(self.topology)
+
+    @cached_property
+    def etcd(self) -> EtcdClient:
+        pki, tls = self.layout.pki, self.topology.etcd.tls
+        return EtcdClient(self.etcd_urls, str(pki.etcd_ca.cert) if tls else None,
+                          pki.etcd_client("quorum-client") if tls else None)
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.layout.admin_kubeconfig
+
+    # ---- health --------------------------------------------------------------------------------
+
+    def component_health(self, timeout: float = 1.0) -> dict[str, bool]:
+        return {cid: probe(spec.health, timeout) for cid, spec in self.specs.items()}
+
+    def lease_holders(self) -> dict[str, str | None]:
+        """Lease name -> host holding it (None if unheld or unreadable)."""
+        holders = {}
+        for name in LEASES.values():
+            holder = self.api.lease_holder(name)
+            holders[name] = holder.host if holder else None
+        return holders
+
+    def kubectl(self, *args: str, timeout: float = 30.0) -> str:
+        return run([str(self.layout.binary("kubectl")), f"--kubeconfig={self.admin_kubeconfig}", *args], timeout=timeout)
+
+
+def environment_for_keepers() -> dict[str, str]:
+    """Keepers run `python -m harness.supervisor`; make sure they import this harness."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env

@@ -1,0 +1,54 @@
+"""kube-apiserver: RBAC + Node authorization, anonymous access only to health endpoints, every etcd member."""
+
+from __future__ import annotations
+
+from harness.components import etcd
+from harness.components.base import ComponentSpec, HealthProbe, Layout
+from harness.topology import Component, Host
+
+# Structured authentication config: anonymous requests are allowed only on the health endpoints, so
+# the load balancer can check /readyz while everything else needs a client certificate.
+AUTHENTICATION_CONFIG = """\
+apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+anonymous:
+  enabled: true
+  conditions:
+  - path: /livez
+  - path: /readyz
+  - path: /healthz
+"""
+
+
+def spec(layout: Layout, host: Host) -> ComponentSpec:
+    topology, pki = layout.topology, layout.pki
+    serving = pki.apiserver(host.name)
+    auth_config = layout.config_dir(host.name) / "authentication.yaml"
+    address = layout.address(host)
+    argv = [
+        str(layout.binary("kube-apiserver")),
+        f"--advertise-address={address}",
+        f"--bind-address={address}",
+        f"--secure-port={topology.apiserver.port}",
+        "--etcd-servers=" + ",".join(etcd.client_urls(topology)),
+        f"--tls-cert-file={serving.cert}",
+        f"--tls-private-key-file={serving.key}",
+        f"--client-ca-file={pki.ca.cert}",
+        "--authorization-mode=Node,RBAC",
+        f"--authentication-config={auth_config}",
+        "--enable-admission-plugins=NodeRestriction",
+        f"--service-cluster-ip-range={topology.apiserver.service_cidr}",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki.service_account_pub}",
+        f"--service-account-signing-key-file={pki.service_account_key}",
+        f"--cert-dir={layout.data_dir(host.name) / 'apiserver-certs'}",
+        "--profiling=false",
+        "--allow-privileged=true",
+    ]
+    if topology.etcd.tls:
+        client = pki.etcd_client("apiserver-client")
+        argv += [f"--etcd-cafile={pki.etcd_ca.cert}", f"--etcd-certfile={client.cert}", f"--etcd-keyfile={client.key}"]
+    argv += [f"--{name.lstrip('-')}={value}" for name, value in topology.apiserver.extra_flags.items()]
+    health = HealthProbe("https", address, topology.apiserver.port, "/readyz", ca=pki.ca.cert)
+    return ComponentSpec(Component.APISERVER, host.name, argv, topology.restart_policy(Component.APISERVER), health,
+                         files={auth_config: AUTHENTICATION_CONFIG})

@@ -1,0 +1,58 @@
+"""etcd: one member per etcd host, client and peer TLS with client-certificate auth."""
+
+from __future__ import annotations
+
+from harness.components.base import ComponentSpec, HealthProbe, Layout
+from harness.topology import Component, Host, Topology
+
+CLIENT_PORT = 2379
+PEER_PORT = 2380
+
+
+def client_url(topology: Topology, host: Host) -> str:
+    scheme = "https" if topology.etcd.tls else "http"
+    return f"{scheme}://{topology.address_of(host)}:{CLIENT_PORT}"
+
+
+def peer_url(topology: Topology, host: Host) -> str:
+    scheme = "https" if topology.etcd.peer_tls else "http"
+    return f"{scheme}://{topology.address_of(host)}:{PEER_PORT}"
+
+
+def client_urls(topology: Topology) -> list[str]:
+    return [client_url(topology, h) for h in topology.etcd_hosts]
+
+
+def spec(layout: Layout, host: Host) -> ComponentSpec:
+    topology, pki = layout.topology, layout.pki
+    settings = topology.etcd
+    local = client_url(topology, host).replace(str(topology.address_of(host)), "127.0.0.1")
+    argv = [
+        str(layout.binary("etcd")),
+        f"--name={host.name}",
+        f"--data-dir={layout.data_dir(host.name) / 'etcd'}",
+        f"--listen-client-urls={client_url(topology, host)},{local}",
+        f"--advertise-client-urls={client_url(topology, host)}",
+        f"--listen-peer-urls={peer_url(topology, host)}",
+        f"--initial-advertise-peer-urls={peer_url(topology, host)}",
+        "--initial-cluster=" + ",".join(f"{h.name}={peer_url(topology, h)}" for h in topology.etcd_hosts),
+        "--initial-cluster-state=new",
+        f"--initial-cluster-token=quorum-{topology.name}",
+        f"--heartbeat-interval={settings.heartbeat_ms}",
+        f"--election-timeout={settings.election_timeout_ms}",
+        "--logger=zap",
+        "--log-outputs=stderr",
+    ]
+    if settings.tls:
+        server = pki.etcd_server(host.name)
+        argv += [f"--cert-file={server.cert}", f"--key-file={server.key}", f"--trusted-ca-file={pki.etcd_ca.cert}",
+                 "--client-cert-auth=true"]
+    if settings.peer_tls:
+        peer = pki.etcd_peer(host.name)
+        argv += [f"--peer-cert-file={peer.cert}", f"--peer-key-file={peer.key}",
+                 f"--peer-trusted-ca-file={pki.etcd_ca.cert}", "--peer-client-cert-auth=true"]
+    health = HealthProbe(
+        kind="https" if settings.tls else "http", address=layout.address(host), port=CLIENT_PORT, path="/health",
+        ca=pki.etcd_ca.cert if settings.tls else None, client=pki.etcd_client("quorum-client") if settings.tls else None,
+    )
+    return ComponentSpec(Component.ETCD, host.name, argv, topology.restart_policy(Component.ETCD), health)

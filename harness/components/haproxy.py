@@ -1,0 +1,56 @@
+"""HAProxy in TCP mode in front of the apiservers, health-checking /readyz over verified TLS."""
+
+from __future__ import annotations
+
+from harness.components.base import ComponentSpec, HealthProbe, Layout
+
+
+def ms(seconds: float) -> str:
+    return f"{int(seconds * 1000)}ms"
+from harness.topology import Component, Host
+
+
+def config(layout: Layout, host: Host) -> str:
+    topology = layout.topology
+    lb, check = topology.load_balancer, topology.load_balancer.health_check
+    lines = [
+        "global",
+        "  maxconn 4096",
+        "  log stderr format short local0 info",
+        "defaults",
+        "  mode tcp",
+        "  log global",
+        "  option tcplog",
+        "  timeout connect 2s",
+        "  timeout client 600s",   # long enough for watches
+        "  timeout server 600s",
+        f"  timeout check {ms(check.timeout_s)}",
+        "frontend apiserver",
+        f"  bind {layout.address(host)}:{lb.port}",
+        "  default_backend apiservers",
+        "backend apiservers",
+        "  balance roundrobin",
+    ]
+    if check.enabled:
+        lines += [
+            "  option httpchk",
+            f"  http-check send meth GET uri {check.path}",
+            "  http-check expect status 200",
+            f"  default-server inter {ms(check.interval_s)} fall {check.fall} rise {check.rise} "
+            f"check check-ssl verify required ca-file {layout.pki.ca.cert}",
+        ]
+    for controller in topology.controllers:
+        lines.append(f"  server {controller.name} {layout.address(controller)}:{topology.apiserver.port}")
+    return "\n".join(lines) + "\n"
+
+
+def config_path(layout: Layout, host: Host):
+    return layout.config_dir(host.name) / "haproxy.cfg"
+
+
+def spec(layout: Layout, host: Host) -> ComponentSpec:
+    path = config_path(layout, host)
+    argv = [str(layout.binary("haproxy")), "-db", "-f", str(path)]
+    health = HealthProbe("tcp", layout.address(host), layout.topology.load_balancer.port)
+    return ComponentSpec(Component.HAPROXY, host.name, argv, layout.topology.restart_policy(Component.HAPROXY), health,
+                         files={path: config(layout, host)})

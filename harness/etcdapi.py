@@ -1,0 +1,63 @@
+"""etcd status through its JSON gateway (POST /v3/...), with the harness's client certificate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+
+from harness.health import session
+from harness.pki import Pair
+
+
+@dataclass(frozen=True)
+class MemberStatus:
+    url: str
+    member_id: int
+    leader_id: int
+    revision: int
+    raft_term: int
+
+    @property
+    def is_leader(self) -> bool:
+        return self.member_id == self.leader_id
+
+
+class EtcdClient:
+    def __init__(self, urls: list[str], ca: str | None, client: Pair | None) -> None:
+        self.urls = urls
+        self.session = session()
+        self.session.verify = ca if ca else False
+        if client is not None:
+            self.session.cert = (str(client.cert), str(client.key))
+
+    def post(self, url: str, path: str, body: dict, timeout: float = 2.0) -> dict:
+        response = self.session.post(f"{url}{path}", json=body, timeout=timeout)
+        response.raise_for_status()
+        return response.json()
+
+    def status(self, url: str, timeout: float = 2.0) -> MemberStatus | None:
+        try:
+            data = self.post(url, "/v3/maintenance/status", {}, timeout)
+        except (requests.RequestException, ValueError):
+            return None
+        header = data.get("header", {})
+        return MemberStatus(url, int(header.get("member_id", 0)), int(data.get("leader", 0)),
+                            int(header.get("revision", 0)), int(data.get("raftTerm", header.get("raft_term", 0))))
+
+    def members(self, timeout: float = 2.0) -> dict[int, str]:
+        """member id -> name, from the first member that answers."""
+        for url in self.urls:
+            try:
+                data = self.post(url, "/v3/cluster/member/list", {}, timeout)
+            except (requests.RequestException, ValueError):
+                continue
+            return {int(m["ID"]): m.get("name", "") for m in data.get("members", [])}
+        return {}
+
+    def leader(self, timeout: float = 1.0) -> str | None:
+        """Name of the member that the answering members agree is leader, or None."""
+        ids = {s.leader_id for url in self.urls if (s := self.status(url, timeout)) and s.leader_id}
+        if len(ids) != 1:
+            return None
+        return self.members(timeout).get(ids.pop())

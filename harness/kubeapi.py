@@ -1,0 +1,58 @@
+"""Small, fast Kubernetes API access with the admin certificate (for readiness, leases and probes).
+
+The official client is used where objects are created; this stays dependency-light so monitors can
+issue many short requests with tight timeouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+
+from harness.health import session
+from harness.pki import Pair
+
+LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}"
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    identity: str
+    renew_time: str | None
+    transitions: int
+
+    @property
+    def host(self) -> str:
+        """Leader identities are '<hostname>_<uuid>'; the supervisor names each host's UTS namespace."""
+        return self.identity.split("_", 1)[0]
+
+
+class ApiClient:
+    def __init__(self, endpoint: str, ca: str, client: Pair) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        self.session = session()
+        self.session.verify = ca
+        self.session.cert = (str(client.cert), str(client.key))
+
+    def get(self, path: str, timeout: float = 2.0) -> requests.Response:
+        return self.session.get(self.endpoint + path, timeout=timeout)
+
+    def ready(self, timeout: float = 2.0) -> bool:
+        try:
+            return self.get("/readyz", timeout).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def lease_holder(self, name: str, timeout: float = 2.0) -> LeaseHolder | None:
+        try:
+            response = self.get(LEASE_PATH.format(name=name), timeout)
+        except requests.RequestException:
+            return None
+        if response.status_code != 200:
+            return None
+        spec = response.json().get("spec", {})
+        identity = spec.get("holderIdentity")
+        if not identity:
+            return None
+        return LeaseHolder(identity, spec.get("renewTime"), spec.get("leaseTransitions", 0))

@@ -1,0 +1,272 @@
+"""Topology files (clusters/*.yaml): a validated model of the cluster to build. No I/O beyond reading the file.
+
+Validation happens before anything starts; every problem names the field and the fix.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from enum import Enum
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.errors import QuorumError, TopologyError
+from harness.toolchain.versions import KUBERNETES_DEFAULT, kubernetes_version
+
+QUORUM_RANGE = ipaddress.ip_network("10.213.0.0/16")  # every Quorum subnet lies inside; guarded by an unreachable route
+
+
+class Role(str, Enum):
+    CONTROLLER = "controller"  # apiserver, controller-manager, scheduler (and etcd unless dedicated etcd hosts exist)
+    ETCD = "etcd"  # dedicated etcd member
+    LOADBALANCER = "loadbalancer"  # HAProxy in front of the apiservers
+
+
+class Component(str, Enum):
+    ETCD = "etcd"
+    APISERVER = "kube-apiserver"
+    CONTROLLER_MANAGER = "kube-controller-manager"
+    SCHEDULER = "kube-scheduler"
+    HAPROXY = "haproxy"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Host(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,11}$", description="short DNS-style name (used in interface names)")
+    roles: list[Role] = Field(min_length=1)
+    address: ipaddress.IPv4Address | None = None
+
+
+class Network(Strict):
+    subnet: ipaddress.IPv4Network = ipaddress.IPv4Network("10.213.3.0/24")
+
+    @field_validator("subnet")
+    @classmethod
+    def inside_quorum_range(cls, subnet: ipaddress.IPv4Network) -> ipaddress.IPv4Network:
+        if not subnet.subnet_of(QUORUM_RANGE) or subnet.prefixlen > 28:
+            raise ValueError(f"{subnet} must be a /16../28 inside {QUORUM_RANGE}; fix: use e.g. 10.213.7.0/24")
+        return subnet
+
+
+class EtcdSettings(Strict):
+    tls: bool = True  # client TLS
+    peer_tls: bool = True
+    heartbeat_ms: int = Field(100, ge=10, le=5000)
+    election_timeout_ms: int = Field(1000, ge=50, le=50000)
+    allow_even_members: bool = False
+
+    @model_validator(mode="after")
+    def election_after_heartbeats(self) -> "EtcdSettings":
+        if self.election_timeout_ms < 5 * self.heartbeat_ms:  # etcd itself refuses to start otherwise
+            raise ValueError(
+                f"election_timeout_ms ({self.election_timeout_ms}) must be at least 5 x heartbeat_ms "
+                f"({self.heartbeat_ms}); fix: raise election_timeout_ms to {5 * self.heartbeat_ms} or more"
+            )
+        return self
+
+
+class ApiserverSettings(Strict):
+    extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to every apiserver")
+    service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
+    port: int = Field(6443, ge=1, le=65535)
+
+
+class LeaderElection(Strict):
+    enabled: bool = True
+    lease_duration_s: float = Field(15.0, gt=0)
+    renew_deadline_s: float = Field(10.0, gt=0)
+    retry_period_s: float = Field(2.0, gt=0)
+
+    @model_validator(mode="after")
+    def ordered(self) -> "LeaderElection":
+        if self.renew_deadline_s >= self.lease_duration_s:
+            raise ValueError(
+                f"renew_deadline_s ({self.renew_deadline_s}) must be less than lease_duration_s "
+                f"({self.lease_duration_s}); fix: e.g. lease 15, renew 10, retry 2 (the upstream defaults)"
+            )
+        if self.retry_period_s >= self.renew_deadline_s:
+            raise ValueError(
+                f"retry_period_s ({self.retry_period_s}) must be less than renew_deadline_s "
+                f"({self.renew_deadline_s}); fix: e.g. retry 2 with renew 10"
+            )
+        return self
+
+
+class HealthCheck(Strict):
+    enabled: bool = True
+    path: str = Field("/readyz", pattern=r"^/")
+    interval_s: float = Field(2.0, gt=0)
+    fall: int = Field(3, ge=1)
+    rise: int = Field(2, ge=1)
+    timeout_s: float = Field(2.0, gt=0)
+
+
+class LoadBalancer(Strict):
+    port: int = Field(6443, ge=1, le=65535)
+    health_check: HealthCheck = HealthCheck()
+
+
+class RestartPolicy(Strict):
+    policy: Literal["always", "never"] = "always"
+    backoff_s: float = Field(1.0, ge=0, description="first restart delay; doubles up to max_backoff_s")
+    max_backoff_s: float = Field(10.0, ge=0)
+
+
+class Topology(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")
+    kubernetes: str = KUBERNETES_DEFAULT
+    disposable: bool = False
+    network: Network = Network()
+    hosts: list[Host] = Field(min_length=1)
+    etcd: EtcdSettings = EtcdSettings()
+    apiserver: ApiserverSettings = ApiserverSettings()
+    leader_election: LeaderElection = LeaderElection()
+    load_balancer: LoadBalancer = LoadBalancer()
+    restart: dict[Component, RestartPolicy] = Field(default_factory=dict)
+    hollow_nodes: int = Field(0, ge=0, le=5000)
+
+    @field_validator("kubernetes")
+    @classmethod
+    def supported_version(cls, value: str) -> str:
+        try:
+            kubernetes_version(value)
+        except QuorumError as error:
+            raise ValueError(f"{error.problem}; fix: {error.fix}") from None
+        return value
+
+    @model_validator(mode="after")
+    def consistent(self) -> "Topology":
+        names = [host.name for host in self.hosts]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate host names {duplicates}; fix: give every host its own name")
+        given = [host.address for host in self.hosts if host.address is not None]
+        twice = sorted({str(a) for a in given if given.count(a) > 1})
+        if twice:
+            raise ValueError(f"duplicate host addresses {twice}; fix: give every host its own address or omit address")
+        subnet = self.network.subnet
+        reserved = {subnet.network_address, subnet.broadcast_address, bridge_address(subnet)}
+        for host in self.hosts:
+            if host.address is not None and (host.address not in subnet or host.address in reserved):
+                raise ValueError(
+                    f"host {host.name}: address {host.address} is not usable in {subnet} (network, broadcast and "
+                    f"{bridge_address(subnet)}, the bridge, are reserved); fix: pick another address or omit it"
+                )
+        if not self.controllers:
+            raise ValueError("no host has the controller role; fix: add at least one host with roles: [controller]")
+        members = len(self.etcd_hosts)
+        if members % 2 == 0 and not self.etcd.allow_even_members:
+            raise ValueError(
+                f"{members} etcd members: an even count tolerates no more failures than one member less; "
+                f"fix: use {members + 1} members, or set etcd.allow_even_members: true to test exactly that"
+            )
+        balancers = [h for h in self.hosts if Role.LOADBALANCER in h.roles]
+        if len(balancers) > 1:
+            raise ValueError("more than one loadbalancer host; fix: keep one (Quorum runs a single HAProxy)")
+        if len(self.controllers) > 1 and not balancers:
+            raise ValueError(
+                f"{len(self.controllers)} apiservers and no load balancer; fix: add a host with roles: [loadbalancer]"
+            )
+        for host in self.hosts:
+            if Role.LOADBALANCER in host.roles and len(host.roles) > 1:
+                raise ValueError(f"host {host.name}: the loadbalancer must be a host of its own; fix: roles: [loadbalancer]")
+        return self
+
+    # ---- derived views -------------------------------------------------------------------------
+
+    @property
+    def controllers(self) -> list[Host]:
+        return [h for h in self.hosts if Role.CONTROLLER in h.roles]
+
+    @property
+    def etcd_hosts(self) -> list[Host]:
+        """Dedicated etcd hosts if any, else every controller runs a member (the Typhoon layout)."""
+        dedicated = [h for h in self.hosts if Role.ETCD in h.roles]
+        return dedicated or self.controllers
+
+    @property
+    def load_balancer_host(self) -> Host | None:
+        return next((h for h in self.hosts if Role.LOADBALANCER in h.roles), None)
+
+    def address_of(self, host: Host | str) -> ipaddress.IPv4Address:
+        """The host's address: as given, or the next free one from .10 on, in file order."""
+        name = host if isinstance(host, str) else host.name
+        taken = {h.address for h in self.hosts if h.address is not None}
+        candidates = (a for a in self.network.subnet.hosts() if int(a) - int(self.network.subnet.network_address) >= 10)
+        assigned: dict[str, ipaddress.IPv4Address] = {}
+        for h in self.hosts:
+            if h.address is not None:
+                assigned[h.name] = h.address
+            else:
+                address = next(a for a in candidates if a not in taken)
+                assigned[h.name] = address
+        if name not in assigned:
+            raise KeyError(f"no host named {name!r}")
+        return assigned[name]
+
+    def components_on(self, host: Host) -> list[Component]:
+        components = []
+        if host in self.etcd_hosts:
+            components.append(Component.ETCD)
+        if Role.CONTROLLER in host.roles:
+            components += [Component.APISERVER, Component.CONTROLLER_MANAGER, Component.SCHEDULER]
+        if Role.LOADBALANCER in host.roles:
+            components.append(Component.HAPROXY)
+        return components
+
+    def restart_policy(self, component: Component) -> RestartPolicy:
+        return self.restart.get(component, RestartPolicy())
+
+    def host(self, name: str) -> Host:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise KeyError(f"no host named {name!r}; hosts: {', '.join(h.name for h in self.hosts)}")
+
+    @property
+    def api_endpoint(self) -> str:
+        """Where clients reach the API: the load balancer, or the single apiserver."""
+        lb = self.load_balancer_host
+        if lb is not None:
+            return f"https://{self.address_of(lb)}:{self.load_balancer.port}"
+        return f"https://{self.address_of(self.controllers[0])}:{self.apiserver.port}"
+
+
+def bridge_address(subnet: ipaddress.IPv4Network) -> ipaddress.IPv4Address:
+    """The root namespace's address on the cluster bridge: the first host address of the subnet."""
+    return subnet.network_address + 1
+
+
+def _describe(error: dict) -> str:
+    location = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    if error["type"] == "extra_forbidden":
+        return f"{location}: unknown key; fix: remove it or correct its spelling (see clusters/ha3.yaml for every key)"
+    if error["type"] == "missing":
+        return f"{location}: required; fix: add it"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{location}: {message}"
+
+
+def parse_topology(data: object, source: str = "<topology>") -> Topology:
+    try:
+        return Topology.model_validate(data)
+    except ValidationError as error:
+        problems = "\n".join(f"  - {_describe(e)}" for e in error.errors())
+        raise TopologyError(f"{source} is invalid:\n{problems}", f"edit {source} as the lines above say") from None
+
+
+def load_topology(path: str | Path) -> Topology:
+    path = Path(path)
+    if not path.is_file():
+        raise TopologyError(f"topology file {path} does not exist", "give a path such as clusters/ha3.yaml")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise TopologyError(f"{path} is not valid YAML: {error}", f"fix the YAML syntax in {path}") from None
+    return parse_topology(data, str(path))
