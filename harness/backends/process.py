@@ -127,9 +127,11 @@ def _wait_ready(cluster: Cluster, say: Say, timeout_s: float) -> None:
     want_leases = topology.leader_election.enabled
     pending: list[str] = []
     while time.monotonic() < deadline:
-        exited = [cid for cid in cluster.specs if _exited_during_startup(cluster, cid)]
-        if exited and all(cluster.specs[c].restart.policy == "never" for c in exited):
-            raise ClusterError(f"{', '.join(exited)} exited during start-up and its restart policy is never",
+        events = cluster.events()
+        dead = [cid for cid, spec in cluster.specs.items() if spec.restart.policy == "never"
+                and any(e["component"] == cid and e["event"] == "exit" for e in events)]
+        if dead:  # nothing will bring it back: fail now rather than at the timeout
+            raise ClusterError(f"{', '.join(dead)} exited during start-up and its restart policy is never",
                                "read the log lines below")
         health = cluster.component_health(timeout=0.5)
         pending = [cid for cid, ok in health.items() if not ok]
@@ -144,10 +146,6 @@ def _wait_ready(cluster: Cluster, say: Say, timeout_s: float) -> None:
         f"cluster {topology.name} not ready after {timeout_s:.0f}s; still waiting for: {', '.join(pending) or '/readyz via LB'}",
         "read the component log lines below; `quorum logs COMPONENT@HOST` after a failed start shows whole logs",
     )
-
-
-def _exited_during_startup(cluster: Cluster, component_id: str) -> bool:
-    return any(e["component"] == component_id and e["event"] == "exit" for e in cluster.events())
 
 
 def _explain_failure(run_dir: Path, specs: list[ComponentSpec], lines: int = 6) -> str:

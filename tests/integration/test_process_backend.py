@@ -1,0 +1,134 @@
+"""Real clusters in network namespaces: brought up, checked from outside, torn down without a trace."""
+
+import errno
+import socket
+import stat
+import subprocess
+import time
+
+import pytest
+
+from harness.backends import process
+from harness.errors import ClusterError
+from harness.shell import run
+from tests.integration.conftest import CLUSTERS, running
+from tests.integration.leftovers import quorum_leftovers
+
+
+def etcdctl(cluster, url, *args, **kwargs):
+    pki = cluster.layout.pki
+    client = pki.etcd_client("quorum-client")
+    return subprocess.run(
+        [str(cluster.layout.binary("etcdctl")), f"--endpoints={url}", f"--cacert={pki.etcd_ca.cert}",
+         f"--cert={client.cert}", f"--key={client.key}", "--command-timeout=3s", *args],
+        capture_output=True, text=True, timeout=20, **kwargs)
+
+
+def assert_usable(cluster):
+    assert cluster.api.ready(), "/readyz through the load balancer"
+    assert cluster.kubectl("get", "--raw", "/readyz").strip() == "ok"
+    for url in cluster.etcd_urls:
+        result = etcdctl(cluster, url, "endpoint", "health")
+        assert result.returncode == 0 and "is healthy" in result.stderr + result.stdout, result.stderr
+    holders = cluster.lease_holders()
+    controllers = {h.name for h in cluster.topology.controllers}
+    assert holders["kube-controller-manager"] in controllers
+    assert holders["kube-scheduler"] in controllers
+
+
+def test_single_controller_comes_up_and_goes_away_without_a_trace(tmp_path):
+    with running(CLUSTERS / "single.yaml", tmp_path / "run") as cluster:
+        run_id = cluster.run_id
+        assert_usable(cluster)
+        assert quorum_leftovers(run_id)  # sanity: the check below can see a live run
+    assert quorum_leftovers(run_id) == []
+    assert not (tmp_path / "run" / "state.json").exists()
+    assert not (tmp_path / "run" / "pki").exists()
+
+
+def test_ha3_is_usable_through_the_load_balancer(ha3):
+    assert_usable(ha3)
+    assert len(ha3.etcd_urls) == 3
+    assert all(ha3.component_health().values())
+
+
+def test_etcd_refuses_plain_http_on_the_client_port(ha3):
+    url = ha3.etcd_urls[0].replace("https://", "http://")
+    result = subprocess.run(["curl", "-s", "-m", "3", f"{url}/health"], capture_output=True, text=True)
+    assert result.returncode != 0 and '"health"' not in result.stdout
+    assert etcdctl(ha3, url, "endpoint", "health").returncode != 0
+
+
+def test_anonymous_requests_get_health_but_nothing_else(ha3):
+    session = __import__("harness.health", fromlist=["session"]).session()
+    ca = str(ha3.layout.pki.ca.cert)
+    assert session.get(f"{ha3.api_endpoint}/readyz", verify=ca, timeout=5).status_code == 200
+    assert session.get(f"{ha3.api_endpoint}/api/v1/namespaces", verify=ca, timeout=5).status_code == 401
+
+
+def test_keys_and_kubeconfigs_are_private(ha3):
+    for path in [*ha3.run_dir.joinpath("pki").rglob("*.key"), *ha3.run_dir.rglob("*.kubeconfig")]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+def test_each_host_has_no_route_off_its_subnet(ha3):
+    for host in ha3.topology.hosts:
+        routes = ha3.exec(host.name, ["ip", "-4", "route"])
+        assert "default" not in routes
+        assert routes.strip().splitlines() == [line for line in routes.strip().splitlines() if str(ha3.topology.network.subnet) in line]
+
+
+def test_supervisor_records_starts_and_names_hosts_in_lease_identities(ha3):
+    starts = {e["component"] for e in ha3.events() if e["event"] == "start"}
+    assert starts == set(ha3.specs)
+    identity = ha3.api.lease_holder("kube-scheduler").identity
+    assert identity.split("_")[0] in {h.name for h in ha3.topology.controllers}
+
+
+def test_a_second_cluster_on_the_same_subnet_is_refused_and_leaves_nothing(ha3, tmp_path):
+    with pytest.raises(ClusterError, match="already in use"):
+        process.up(CLUSTERS / "ha3.yaml", tmp_path / "second")
+    assert not (tmp_path / "second" / "state.json").exists()
+    assert ha3.api.ready()
+
+
+def test_a_component_that_exits_during_start_up_fails_up_with_its_log_lines(tmp_path):
+    topology = tmp_path / "broken.yaml"
+    topology.write_text((CLUSTERS / "single.yaml").read_text().replace("subnet: 10.213.1.0/24", "subnet: 10.213.9.0/24")
+                        + "apiserver:\n  extra_flags: {--no-such-flag: 'x'}\nrestart:\n  kube-apiserver: {policy: never}\n")
+    before = quorum_leftovers()
+    with pytest.raises(ClusterError) as info:
+        process.up(topology, tmp_path / "run", timeout_s=60)
+    assert "kube-apiserver@c1 exited during start-up" in info.value.problem
+    assert "unknown flag: --no-such-flag" in info.value.problem
+    assert quorum_leftovers() == before  # torn down: nothing of the failed run remains
+    assert not (tmp_path / "run" / "state.json").exists()
+
+
+def test_with_the_bridge_gone_traffic_to_a_host_fails_locally_at_once(tmp_path):
+    with running(CLUSTERS / "single.yaml", tmp_path / "run") as cluster:
+        address = str(cluster.topology.address_of("c1"))
+        run(["ip", "link", "del", cluster.state.bridge])
+        kernel = subprocess.run(["ip", "route", "get", address], capture_output=True, text=True)
+        assert kernel.returncode != 0 and "No route to host" in kernel.stderr
+        with pytest.raises(OSError) as info:
+            socket.create_connection((address, 6443), timeout=5)
+        # refused by the guard route on this machine, not a timeout waiting on some other host
+        assert info.value.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH)
+        with pytest.raises(ClusterError, match="refusing to send traffic"):
+            cluster.ensure_local()
+
+
+def test_down_all_removes_a_crashed_run(tmp_path):
+    cluster = process.up(CLUSTERS / "single.yaml", tmp_path / "run")
+    run_id = cluster.run_id
+    for cid in cluster.specs:  # the harness dies hard: keepers gone, components orphaned, state lost
+        run(["kill", "-9", str(cluster.keeper_pid(cid))])
+    run(["rm", "-rf", str(tmp_path / "run")])
+    assert quorum_leftovers(run_id)
+    process.down_all()
+    deadline = time.monotonic() + 10
+    while quorum_leftovers(run_id) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert quorum_leftovers(run_id) == []
+    assert run(["pgrep", "-f", f"qrm-{run_id}"], check=False).strip() == ""

@@ -1,0 +1,105 @@
+from pathlib import Path
+
+import pytest
+
+from harness.components import Layout, specs_for
+from harness.topology import Component, load_topology, parse_topology
+
+CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
+
+
+def layout(name="ha3.yaml", topology=None):
+    topology = topology or load_topology(CLUSTERS / name)
+    return Layout(topology, Path("/run-dir"), lambda binary: Path("/bin") / binary)
+
+
+def flags(spec) -> dict[str, str]:
+    return dict(arg.split("=", 1) for arg in spec.argv[1:] if arg.startswith("--") and "=" in arg)
+
+
+def by_id(lay):
+    return {s.id: s for s in specs_for(lay)}
+
+
+def test_every_component_of_ha3_in_start_order():
+    ids = [s.id for s in specs_for(layout())]
+    assert ids[:3] == ["etcd@c1", "etcd@c2", "etcd@c3"] and ids[-1] == "haproxy@lb"
+    assert len(ids) == 13
+
+
+def test_etcd_member_flags_tls_and_initial_cluster():
+    f = flags(by_id(layout())["etcd@c2"])
+    assert f["--name"] == "c2"
+    assert f["--listen-client-urls"] == "https://10.213.3.12:2379,https://127.0.0.1:2379"
+    assert f["--initial-cluster"] == ("c1=https://10.213.3.11:2380,c2=https://10.213.3.12:2380,"
+                                      "c3=https://10.213.3.13:2380")
+    assert f["--client-cert-auth"] == "true" and f["--peer-client-cert-auth"] == "true"
+    assert f["--heartbeat-interval"] == "100" and f["--election-timeout"] == "1000"
+
+
+def test_etcd_without_peer_tls_uses_http_peers_and_no_peer_certs():
+    t = parse_topology({**load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json"), "etcd": {"peer_tls": False}})
+    f = flags(by_id(layout(topology=t))["etcd@c1"])
+    assert f["--initial-advertise-peer-urls"].startswith("http://")
+    assert "--peer-cert-file" not in f
+
+
+def test_apiserver_lists_every_etcd_member_and_authorizes_with_node_and_rbac():
+    spec = by_id(layout())["kube-apiserver@c3"]
+    f = flags(spec)
+    assert f["--etcd-servers"] == "https://10.213.3.11:2379,https://10.213.3.12:2379,https://10.213.3.13:2379"
+    assert f["--authorization-mode"] == "Node,RBAC"
+    assert f["--bind-address"] == "10.213.3.13"
+    assert "--anonymous-auth" not in f  # anonymous access is limited by the authentication config instead
+    (config,) = spec.files.values()
+    assert "path: /readyz" in config and "enabled: true" in config
+    assert spec.health.url == "https://10.213.3.13:6443/readyz"
+
+
+def test_apiserver_extra_flags_are_appended():
+    data = load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json")
+    data["apiserver"]["extra_flags"] = {"--v": "2"}
+    assert "--v=2" in by_id(layout(topology=parse_topology(data)))["kube-apiserver@c1"].argv
+
+
+@pytest.mark.parametrize("component, port", [("kube-controller-manager", "10257"), ("kube-scheduler", "10259")])
+def test_leader_election_flags_follow_the_topology(component, port):
+    f = flags(by_id(layout())[f"{component}@c1"])
+    assert f["--leader-elect"] == "true"
+    assert f["--leader-elect-lease-duration"] == "15000ms"
+    assert f["--leader-elect-renew-deadline"] == "10000ms"
+    assert f["--leader-elect-retry-period"] == "2000ms"
+    assert f["--secure-port"] == port
+    assert f["--kubeconfig"] == f"/run-dir/config/c1/{component.removeprefix('kube-')}.kubeconfig"
+
+
+def test_leader_election_can_be_disabled():
+    data = load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json")
+    data["leader_election"]["enabled"] = False
+    f = flags(by_id(layout(topology=parse_topology(data)))["kube-scheduler@c1"])
+    assert f["--leader-elect"] == "false" and "--leader-elect-lease-duration" not in f
+
+
+def test_haproxy_checks_readyz_over_verified_tls_with_the_topology_timings():
+    spec = by_id(layout())["haproxy@lb"]
+    (config,) = spec.files.values()
+    assert "http-check send meth GET uri /readyz" in config
+    assert "inter 2000ms fall 3 rise 2 check check-ssl verify required ca-file /run-dir/pki/ca.crt" in config
+    for host, address in (("c1", "10.213.3.11"), ("c2", "10.213.3.12"), ("c3", "10.213.3.13")):
+        assert f"server {host} {address}:6443" in config
+    assert "bind 10.213.3.10:6443" in config
+
+
+def test_haproxy_without_health_checks_has_no_check_lines():
+    data = load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json")
+    data["load_balancer"]["health_check"]["enabled"] = False
+    (config,) = by_id(layout(topology=parse_topology(data)))["haproxy@lb"].files.values()
+    assert "httpchk" not in config and " check" not in config.replace("timeout check", "")
+
+
+def test_restart_policy_comes_from_the_topology():
+    data = load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json")
+    data["restart"]["etcd"] = {"policy": "never"}
+    assert by_id(layout(topology=parse_topology(data)))["etcd@c1"].restart.policy == "never"
+    assert by_id(layout())["etcd@c1"].restart.policy == "always"
+    assert Component.ETCD.value == "etcd"

@@ -1,0 +1,44 @@
+"""Errors a user meets before anything starts: each says what is wrong and what to run."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends import process
+from harness.errors import ClusterError, ToolchainError
+from harness.toolchain.cache import BinaryCache
+from harness.toolchain.install import Toolchain
+
+CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
+
+
+def test_up_as_a_normal_user_says_why_root_is_needed(monkeypatch, tmp_path):
+    monkeypatch.setattr(process.os, "geteuid", lambda: 1000)
+    with pytest.raises(ClusterError) as info:
+        process.up(CLUSTERS / "single.yaml", tmp_path / "run")
+    assert "needs root" in info.value.problem and "network namespaces" in info.value.problem
+    assert "sudo quorum up" in info.value.fix
+    assert not (tmp_path / "run").exists()
+
+
+def test_missing_binary_names_the_install_command(tmp_path):
+    chain = Toolchain("v1.35.4", cache=BinaryCache(tmp_path / "empty"))
+    with pytest.raises(ToolchainError) as info:
+        chain.path("kube-apiserver")
+    assert "kube-apiserver v1.35.4 is not installed" in info.value.problem
+    assert info.value.fix == "quorum toolchain install --kubernetes v1.35.4"
+
+
+def test_up_with_missing_binaries_fails_before_creating_anything(tmp_path, monkeypatch):
+    monkeypatch.setattr(process.os, "geteuid", lambda: 0)
+    monkeypatch.setenv("QUORUM_CACHE", str(tmp_path / "empty-cache"))
+    topology = tmp_path / "t.yaml"
+    topology.write_text((CLUSTERS / "single.yaml").read_text().replace("v1.34.4", "v1.35.4"))
+    with pytest.raises(ToolchainError, match="quorum toolchain install --kubernetes v1.35.4"):
+        process.up(topology, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_binary_is_a_programming_error_with_the_known_names():
+    with pytest.raises(KeyError, match="kube-apiserver"):
+        Toolchain().path("kube-apiservr")
