@@ -1,0 +1,67 @@
+"""Availability of a target as seen by a monitor: % of requests ok, longest outage, time to recover."""
+
+from __future__ import annotations
+
+from harness.checkers.verdict import Status, Verdict, checker, fmt
+from harness.history import History
+
+
+@checker("availability")
+def availability(history: History, *, target: str = "lb", f: str = "api.readyz", threshold_pct: float | None = None,
+                 window: tuple[float, float] | None = None, max_recovery_s: float | None = None) -> Verdict:
+    """Judge the requests of `f` to `target` (optionally only those invoked inside `window`).
+
+    An outage is a run of consecutive non-ok requests; its length runs from the invoke time of its
+    first request to the invoke time of the next ok one (or the last request if none follows).
+    Recovery is the time from the end of the last fault to the first ok request after the last
+    failure that started before that end.
+    """
+    ops = [o for o in history.ops_of(f, target=target) if window is None or window[0] <= o.invoke <= window[1]]
+    if not ops:
+        return Verdict("availability", Status.UNKNOWN, f"no {f} requests to {target} were recorded"
+                       + (" in the window" if window else ""), {"requests": 0})
+    ok = sum(o.ok for o in ops)
+    pct = 100.0 * ok / len(ops)
+    longest, start, worst_start = 0.0, None, None
+    for op in ops:
+        if not op.ok and start is None:
+            start = op.invoke
+        elif op.ok and start is not None:
+            if op.invoke - start > longest:
+                longest, worst_start = op.invoke - start, start
+            start = None
+    if start is not None and ops[-1].invoke - start >= longest:
+        longest, worst_start = max(ops[-1].complete - start, longest), start
+    recovery = _recovery(history, ops)
+    figures = {"availability_pct": round(pct, 3), "requests": len(ops), "failed": len(ops) - ok,
+               "longest_outage_s": round(longest, 3), "recovery_s": None if recovery is None else round(recovery, 3)}
+    evidence = f"{ok}/{len(ops)} {f} requests to {target} ok ({pct:.2f}%), longest outage {fmt(longest)}"
+    if worst_start is not None:
+        evidence += f" starting at t={worst_start:.2f}"
+    faults = history.fault_windows()
+    if faults:
+        evidence += "; fault windows: " + ", ".join(f"{e.get('name')} {s:.2f}-{fmt(t) if t is None else f'{t:.2f}'}"
+                                                   for s, t, e in faults)
+    failures = []
+    if threshold_pct is not None and pct < threshold_pct:
+        failures.append(f"availability {pct:.2f}% is below {threshold_pct}%")
+    if max_recovery_s is not None and recovery is not None and recovery > max_recovery_s:
+        failures.append(f"recovery took {fmt(recovery)}, more than {fmt(max_recovery_s)}")
+    if max_recovery_s is not None and recovery is None and ops and not ops[-1].ok:
+        failures.append("never recovered: the last request failed")
+    status = Status.FAIL if failures else Status.PASS
+    return Verdict("availability", status, "; ".join(failures + [evidence]), figures)
+
+
+def _recovery(history: History, ops) -> float | None:
+    ended = [end for _, end, _ in history.fault_windows() if end is not None]
+    if not ended:
+        return None
+    last_end = max(ended)
+    failures_before = [o for o in ops if not o.ok and o.invoke <= last_end]
+    if not failures_before:
+        return 0.0
+    after = [o for o in ops if o.ok and o.invoke > failures_before[-1].invoke]
+    if not after:
+        return None
+    return max(0.0, after[0].complete - last_end)

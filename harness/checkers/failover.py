@@ -1,0 +1,36 @@
+"""Failover time: from a fault's start to the first observation of a new lease holder or etcd leader."""
+
+from __future__ import annotations
+
+from harness.checkers.verdict import Status, Verdict, checker, fmt
+from harness.history import History
+
+
+@checker("failover")
+def failover_time(history: History, *, subject: str, fault: str | None = None, max_s: float | None = None) -> Verdict:
+    """subject: a lease name ("kube-controller-manager", "kube-scheduler") or "etcd" for the etcd leader.
+
+    The lease watcher records an event {"type": "leader", "subject": ..., "holder": ...} whenever the
+    holder it observes changes; the time of the new holder is the midpoint of the poll that saw it.
+    """
+    windows = history.fault_windows(fault)
+    if not windows:
+        return Verdict("failover", Status.UNKNOWN, f"no fault{' ' + fault if fault else ''} was recorded", {})
+    start, _, start_event = windows[0]
+    changes = history.events_of("leader", subject=subject)
+    before = [e for e in changes if e.t <= start]
+    if not before or before[-1].get("holder") is None:
+        return Verdict("failover", Status.UNKNOWN,
+                       f"no {subject} holder was observed before the fault at t={start:.2f}", {})
+    old = before[-1]["holder"]
+    new = next((e for e in changes if e.t > start and e.get("holder") not in (None, old)), None)
+    if new is None:
+        return Verdict("failover", Status.FAIL, f"{subject}: no new holder after {start_event.get('name')} at "
+                       f"t={start:.2f} (old holder {old})", {"old_holder": old, "failover_s": None})
+    took = new.t - start
+    figures = {"old_holder": old, "new_holder": new["holder"], "failover_s": round(took, 3)}
+    explanation = (f"{subject}: {old} -> {new['holder']} {fmt(took)} after {start_event.get('name')} "
+                   f"at t={start:.2f}")
+    if max_s is not None and took > max_s:
+        return Verdict("failover", Status.FAIL, f"{explanation}, more than the allowed {fmt(max_s)}", figures)
+    return Verdict("failover", Status.PASS, explanation + (f" (allowed {fmt(max_s)})" if max_s else ""), figures)
