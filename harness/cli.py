@@ -133,6 +133,26 @@ def kubeconfig(cluster: str | None) -> None:
     console.print(str(Cluster(process.find_run(cluster)).admin_kubeconfig))
 
 
+@cli.command()
+@click.argument("cluster", required=False)
+def heal(cluster: str | None) -> None:
+    """Heal faults left by a harness that was killed: journaled faults, rules, shaping, paused processes."""
+    from harness.backends import process
+    from harness.cluster import Cluster
+    from harness.faults.sweep import heal_cluster
+    from harness.state import RunState, registered_runs
+
+    process.require_root("heal")
+    run_dirs = [process.find_run(cluster)] if cluster else [
+        d for d in registered_runs().values() if (d / "state.json").exists()]
+    for run_dir in run_dirs:
+        c = Cluster(run_dir)
+        done = heal_cluster(c)
+        console.print(f"{c.name}: " + ("; ".join(done) if done else "nothing to heal"), highlight=False)
+    if not run_dirs:
+        console.print("no cluster is running; nothing to heal")
+
+
 def main() -> None:
     try:
         cli(standalone_mode=False)

@@ -15,6 +15,7 @@ from harness.health import probe
 from harness.kubeapi import ApiClient
 from harness.shell import in_netns, run
 from harness.state import RunState
+from harness.supervisor import Control
 from harness.toolchain.install import Toolchain
 from harness.topology import Component, Topology, load_topology
 
@@ -32,6 +33,22 @@ class Cluster:
         self.state = RunState.load(self.run_dir)
         self.topology = load_topology(self.run_dir / "topology.yaml")
         self.layout = layout_for(self.topology, self.run_dir)
+
+    def reload(self) -> "Cluster":
+        """Re-read the run directory (after a rebuild the run id and state change)."""
+        self.__init__(self.run_dir)  # type: ignore[misc]
+        for cached in ("specs", "api", "etcd"):
+            self.__dict__.pop(cached, None)
+        return self
+
+    def problems(self) -> list[str]:
+        """What is unhealthy right now (empty when every component, the LB and the leases are fine)."""
+        found = [f"{cid} unhealthy" for cid, ok in self.component_health().items() if not ok]
+        if not self.api.ready():
+            found.append("/readyz via the load balancer")
+        if self.topology.leader_election.enabled:
+            found += [f"lease {name} unheld" for name, host in self.lease_holders().items() if host is None]
+        return found
 
     @property
     def name(self) -> str:
@@ -51,6 +68,11 @@ class Cluster:
 
     def control_dir(self, component_id: str) -> Path:
         return self.run_dir / "components" / component_id
+
+    def control(self, component_id: str) -> Control:
+        if component_id not in self.specs:
+            raise KeyError(f"no component {component_id!r}; components: {', '.join(self.specs)}")
+        return Control(self.control_dir(component_id))
 
     @property
     def events_path(self) -> Path:

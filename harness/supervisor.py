@@ -192,3 +192,45 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+class Control:
+    """The harness's side of a keeper's control directory (used by faults and heal)."""
+
+    def __init__(self, control: Path) -> None:
+        self.dir = control
+
+    def child_pid(self) -> int | None:
+        try:
+            pid = int((self.dir / "child.pid").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if Path(f"/proc/{pid}").exists() else None
+
+    def hold(self) -> None:
+        (self.dir / "hold").touch()
+
+    def release(self) -> None:
+        (self.dir / "hold").unlink(missing_ok=True)
+
+    def held(self) -> bool:
+        return (self.dir / "hold").exists()
+
+    def kick(self) -> None:
+        """Restart now if the component is down (a running component ignores it until it next exits)."""
+        if self.child_pid() is None:
+            (self.dir / "kick").touch()
+
+    def override(self, argv: list[str]) -> None:
+        temporary = self.dir / "argv.override.tmp"
+        temporary.write_text(json.dumps(argv))
+        os.replace(temporary, self.dir / "argv.override")
+
+    def clear_override(self) -> None:
+        (self.dir / "argv.override").unlink(missing_ok=True)
+
+    def overridden(self) -> bool:
+        return (self.dir / "argv.override").exists()
+
+    def spec(self) -> KeeperSpec:
+        return KeeperSpec.load(self.dir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from enum import Enum
@@ -50,6 +51,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("iperf3", Source.DEBIAN, ("--version",), package="iperf3", system_path="/usr/bin/iperf3", minimum="3.0.0"),
     Tool("ip", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/ip", minimum="5.0.0"),
     Tool("tc", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/tc", minimum="5.0.0"),
+    Tool("ping", Source.DEBIAN, ("-V",), package="iputils-ping", system_path="/usr/bin/ping", minimum="20210202.0.0"),
     Tool("iptables", Source.DEBIAN, ("--version",), package="iptables", system_path="/usr/sbin/iptables", minimum="1.8.0"),
 )
 
@@ -70,6 +72,8 @@ def probe_version(path: Path, spec: Tool) -> Version | None:
     text = out.stdout + out.stderr
     if spec.name in ("ip", "tc"):
         text = text.split("iproute2-", 1)[-1]  # "ip utility, iproute2-6.1.0, libbpf 1.1.0"
+    if spec.name == "ping":
+        text = re.sub(r"iputils[ -](\d+)", r"\1.0.0", text)  # "ping from iputils 20221126"
     try:
         return Version.parse(text)
     except ValueError:

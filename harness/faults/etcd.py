@@ -1,0 +1,171 @@
+"""etcd faults: remove a member (heal adds it back with a fresh data directory); lose quorum for good
+(heal is disaster recovery: every member restored from a snapshot taken before the loss)."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.cluster import Cluster
+from harness.components import etcd as etcd_component
+from harness.errors import FaultError
+from harness.etcdctl import etcdctl
+from harness.faults.base import Fault, wait_for
+from harness.faults.process import _signal
+from harness.health import probe
+from harness.shell import run
+from harness.topology import Component
+
+
+def _member_id(cluster: Cluster, host: str) -> int | None:
+    return next((mid for mid, name in cluster.etcd.members().items() if name == host), None)
+
+
+def _other_url(cluster: Cluster, host: str) -> str:
+    for h in cluster.topology.etcd_hosts:
+        if h.name != host and cluster.etcd.status(etcd_component.client_url(cluster.topology, h), 1.0):
+            return etcd_component.client_url(cluster.topology, h)
+    raise FaultError(f"no etcd member other than {host} answers")
+
+
+def _stop_member(cluster: Cluster, host: str) -> None:
+    control = cluster.control(f"etcd@{host}")
+    control.hold()
+    pid = control.child_pid()
+    _signal(pid, signal.SIGCONT)
+    _signal(pid, signal.SIGKILL)
+    wait_for(lambda: control.child_pid() is None, 10, what=f"etcd@{host} to stop")
+
+
+def _data_dir(cluster: Cluster, host: str) -> Path:
+    return cluster.layout.data_dir(host) / "etcd"
+
+
+def _healthy(cluster: Cluster, host: str) -> bool:
+    return probe(cluster.spec(Component.ETCD, host).health, 1.0)
+
+
+@dataclass
+class RemoveMember(Fault):
+    """Remove an etcd member from the cluster and stop it. Heal adds it back with a fresh data directory
+    (member add, --initial-cluster-state=existing), then restores its normal command line."""
+
+    name = "remove-member"
+    host: str = ""
+
+    def plan(self, cluster: Cluster) -> None:
+        member = _member_id(cluster, self.host)
+        if member is None:
+            raise FaultError(f"etcd has no member named {self.host}")
+        self.captured["member_id"] = str(member)
+
+    def act(self, cluster: Cluster) -> None:
+        cluster.control(f"etcd@{self.host}").hold()
+        cluster.etcd.post(_other_url(cluster, self.host), "/v3/cluster/member/remove", {"ID": self.captured["member_id"]})
+        _stop_member(cluster, self.host)
+
+    def undo(self, cluster: Cluster) -> None:
+        control = cluster.control(f"etcd@{self.host}")
+        if _member_id(cluster, self.host) is not None and control.child_pid() and _healthy(cluster, self.host):
+            control.release()
+            return
+        topology = cluster.topology
+        host = topology.host(self.host)
+        members = cluster.etcd.members()
+        if not any(name == self.host for name in members.values()) and not _unstarted_member(cluster, host):
+            cluster.etcd.post(_other_url(cluster, self.host), "/v3/cluster/member/add",
+                              {"peerURLs": [etcd_component.peer_url(topology, host)]})
+        _stop_member(cluster, self.host)
+        shutil.rmtree(_data_dir(cluster, self.host), ignore_errors=True)
+        argv = [a.replace("--initial-cluster-state=new", "--initial-cluster-state=existing") for a in control.spec().argv]
+        control.override(argv)
+        control.release()
+        control.kick()
+        wait_for(lambda: _healthy(cluster, self.host), 60, what=f"etcd@{self.host} to rejoin")
+        control.clear_override()  # its data directory exists now: the initial-cluster flags are ignored
+
+
+def _unstarted_member(cluster: Cluster, host) -> bool:
+    """A member added earlier (by a heal that was interrupted) but never started has an empty name."""
+    peer = etcd_component.peer_url(cluster.topology, host)
+    try:
+        data = cluster.etcd.post(_other_url(cluster, host.name), "/v3/cluster/member/list", {})
+    except Exception:  # noqa: BLE001 - treated as "not known to be added"
+        return False
+    return any(peer in m.get("peerURLs", []) and not m.get("name") for m in data.get("members", []))
+
+
+def take_snapshot(cluster: Cluster, path: Path) -> Path:
+    """etcdctl snapshot save from the first healthy member."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    url = next(u for u in cluster.etcd_urls if cluster.etcd.status(u, 1.0))
+    etcdctl(cluster, url, "snapshot", "save", str(path), timeout=60)
+    return path
+
+
+def restore_from_snapshot(cluster: Cluster, snapshot: Path) -> None:
+    """Disaster recovery: every member restored from `snapshot` into a fresh data directory, then the
+    apiservers restarted (their watch caches hold revisions the restored store no longer has)."""
+    topology = cluster.topology
+    hosts = topology.etcd_hosts
+    for host in hosts:
+        _stop_member(cluster, host.name)
+    initial = ",".join(f"{h.name}={etcd_component.peer_url(topology, h)}" for h in hosts)
+    for host in hosts:
+        data = _data_dir(cluster, host.name)
+        shutil.rmtree(data, ignore_errors=True)
+        data.parent.mkdir(parents=True, exist_ok=True)
+        run([str(cluster.layout.binary("etcdctl")), "snapshot", "restore", str(snapshot), f"--name={host.name}",
+             f"--initial-cluster={initial}", f"--initial-cluster-token=quorum-{topology.name}",
+             f"--initial-advertise-peer-urls={etcd_component.peer_url(topology, host)}", f"--data-dir={data}"],
+            timeout=60)
+    for host in hosts:
+        control = cluster.control(f"etcd@{host.name}")
+        control.clear_override()
+        control.release()
+        control.kick()
+    wait_for(lambda: all(_healthy(cluster, h.name) for h in hosts), 60, what="every restored etcd member")
+    for controller in topology.controllers:
+        pid = cluster.control(f"kube-apiserver@{controller.name}").child_pid()
+        _signal(pid, signal.SIGTERM)
+    time.sleep(0.2)
+
+
+@dataclass
+class LoseQuorumForGood(Fault):
+    """Destroy a majority of etcd members: processes stopped and data directories deleted. A snapshot is
+    taken first; heal restores the whole cluster from it (the documented disaster-recovery procedure)."""
+
+    name = "lose-quorum"
+    hosts: list[str] = field(default_factory=list)  # default: a majority of the etcd hosts
+
+    def plan(self, cluster: Cluster) -> None:
+        names = [h.name for h in cluster.topology.etcd_hosts]
+        if not self.hosts:
+            self.hosts = names[: len(names) // 2 + 1]
+        if len(self.hosts) <= len(names) // 2:
+            raise FaultError(f"{self.hosts} is not a majority of {names}: quorum would survive")
+        snapshot = cluster.run_dir / "snapshots" / f"{self.id}.db"
+        take_snapshot(cluster, snapshot)
+        self.captured["snapshot"] = str(snapshot)
+
+    def act(self, cluster: Cluster) -> None:
+        for host in self.hosts:
+            _stop_member(cluster, host)
+            shutil.rmtree(_data_dir(cluster, host), ignore_errors=True)
+
+    def undo(self, cluster: Cluster) -> None:
+        snapshot = Path(self.captured.get("snapshot", ""))
+        if not snapshot.is_file():
+            # plan never finished: nothing was destroyed, only make sure nothing stays held
+            for host in cluster.topology.etcd_hosts:
+                cluster.control(f"etcd@{host.name}").release()
+                cluster.control(f"etcd@{host.name}").kick()
+            return
+        if all(_healthy(cluster, h.name) for h in cluster.topology.etcd_hosts) and not any(
+                cluster.control(f"etcd@{h}").held() for h in self.hosts):
+            return
+        restore_from_snapshot(cluster, snapshot)

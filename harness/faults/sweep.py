@@ -1,0 +1,45 @@
+"""`quorum heal`: undo what faults of a killed harness left behind.
+
+First the journal: every fault begun and not healed is reconstructed and healed. Then a sweep that needs
+no journal (a harness can die between acting and journaling only if the journal write itself failed):
+tagged iptables rules, shaping qdiscs, stopped processes, held or overridden components.
+"""
+
+from __future__ import annotations
+
+import signal
+
+from harness.backends.process import _pids_in
+from harness.cluster import Cluster
+from harness.faults.base import heal_leftovers
+from harness.faults.network import remove_tagged_rules
+from harness.faults.process import _signal, process_state, terminate
+
+
+def sweep(cluster: Cluster) -> list[str]:
+    done = []
+    for host in cluster.topology.hosts:
+        removed = remove_tagged_rules(cluster, host.name)
+        if removed:
+            done.append(f"{removed} fault rules on {host.name}")
+        qdisc = cluster.exec(host.name, ["tc", "qdisc", "show", "dev", "eth0", "root"], check=False)
+        if " tbf " in f" {qdisc} " or " netem " in f" {qdisc} ":
+            cluster.exec(host.name, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+            done.append(f"shaping on {host.name}")
+    for pid in _pids_in(cluster.state.netns):
+        if process_state(pid) == "T":
+            _signal(pid, signal.SIGCONT)
+            done.append(f"resumed pid {pid}")
+    for component in cluster.specs:
+        control = cluster.control(component)
+        if control.held() or control.overridden():
+            control.release()
+            control.clear_override()
+            terminate(cluster, component)  # it may be running the bad command line
+            done.append(f"restored {component}")
+        control.kick()
+    return done
+
+
+def heal_cluster(cluster: Cluster) -> list[str]:
+    return [f"healed {d}" for d in heal_leftovers(cluster)] + sweep(cluster)

@@ -1,0 +1,50 @@
+"""API availability: GET /readyz through the load balancer (and optionally each apiserver directly).
+
+Each worker keeps one persistent HTTPS connection, like a real client: when the backend it is pinned
+to dies, the request in flight fails and the next one reconnects through the load balancer.
+"""
+
+from __future__ import annotations
+
+import requests
+
+from harness.cluster import Cluster
+from harness.health import session
+from harness.history import History, Outcome, now
+from harness.monitors.base import Monitor
+
+
+class ApiProber(Monitor):
+    name = "api"
+
+    def __init__(self, cluster: Cluster, history: History, *, rate: float = 20.0, timeout: float = 1.0,
+                 direct: bool = False, workers: int = 4, **limits) -> None:
+        super().__init__(cluster, history, rate=rate, workers=workers, **limits)
+        self.timeout = timeout
+        self.targets = {"lb": cluster.api_endpoint}
+        if direct:
+            for host in cluster.topology.controllers:
+                spec = cluster.spec("kube-apiserver", host.name)
+                self.targets[host.name] = f"https://{spec.health.address}:{spec.health.port}"
+        self._sessions = [self._session() for _ in range(workers)]
+
+    def _session(self) -> requests.Session:
+        s = session()
+        s.verify = str(self.cluster.layout.pki.ca.cert)
+        client = self.cluster.layout.pki.client("admin")
+        s.cert = (str(client.cert), str(client.key))
+        return s
+
+    def step(self, worker: int) -> None:
+        for target, base in self.targets.items():
+            invoke = now()
+            try:
+                response = self._sessions[worker].get(f"{base}/readyz", timeout=self.timeout)
+                outcome = Outcome.OK if response.status_code == 200 else Outcome.FAIL
+                error = "" if outcome is Outcome.OK else f"HTTP {response.status_code}"
+            except requests.Timeout as exc:
+                outcome, error = Outcome.FAIL, f"timeout: {type(exc).__name__}"
+            except requests.RequestException as exc:
+                outcome, error = Outcome.FAIL, type(exc).__name__
+                self._sessions[worker] = self._session()  # a broken pooled connection is not reused
+            self.history.record(f"api-{worker}", "api.readyz", target, invoke, outcome, error=error)

@@ -1,0 +1,145 @@
+"""Who leads: the kube-controller-manager and kube-scheduler lease holders, and the etcd leader.
+
+Leases are read with one LIST of kube-system leases every `period` (0.1 s by default), through the
+load balancer and, if that fails, from each apiserver directly. The etcd leader is the leader that a
+majority of members report, each member polled by its own thread (a partitioned member must not slow
+the others' sampling). A "leader" event is recorded at each change, timestamped at the midpoint of
+the poll that saw it, so a failover is timed to within one period.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import requests
+
+from harness.cluster import LEASES, Cluster
+from harness.errors import FaultError
+from harness.history import History, now
+
+SUBJECTS = (*LEASES.values(), "etcd")
+
+
+class LeaderWatcher:
+    name = "leases"
+
+    def __init__(self, cluster: Cluster, history: History, *, period: float = 0.1, max_s: float = 1800.0) -> None:
+        self.cluster = cluster
+        self.history = history
+        self.period = period
+        self.max_s = max_s
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self.current: dict[str, str | None] = {}
+        self._member_views: dict[str, tuple[int, float]] = {}
+        self._names: dict[int, str] = {}
+        self._clients = [cluster.api] + [cluster.apiserver(h.name) for h in cluster.topology.controllers]
+
+    # ---- recording -----------------------------------------------------------------------------
+
+    def _observe(self, subject: str, holder: str | None, t: float, **attrs) -> None:
+        with self._lock:
+            if subject in self.current and self.current[subject] == holder:
+                return
+            self.current[subject] = holder
+        self.history.event("leader", t=t, subject=subject, holder=holder, **attrs)
+
+    def _poll_leases(self) -> None:
+        path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+        while not self._stop.is_set():
+            invoke = now()
+            items = None
+            for client in self._clients:
+                try:
+                    response = client.get(path, timeout=0.5)
+                    if response.status_code == 200:
+                        items = {i["metadata"]["name"]: i.get("spec", {}) for i in response.json()["items"]}
+                        break
+                except (requests.RequestException, ValueError):
+                    continue
+            t = (invoke + now()) / 2
+            if items is not None:
+                for name in LEASES.values():
+                    spec = items.get(name, {})
+                    identity = spec.get("holderIdentity") or None
+                    self._observe(name, identity.split("_", 1)[0] if identity else None, t, identity=identity,
+                                  transitions=spec.get("leaseTransitions"))
+            self._stop.wait(max(0.0, self.period - (now() - invoke)))
+
+    def _poll_member(self, url: str) -> None:
+        while not self._stop.is_set():
+            invoke = now()
+            status = self.cluster.etcd.status(url, timeout=0.3)
+            t = (invoke + now()) / 2
+            with self._lock:
+                if status is not None and status.leader_id:
+                    self._member_views[url] = (status.leader_id, t)
+                else:
+                    self._member_views.pop(url, None)
+            self._judge_etcd(t)
+            self._stop.wait(max(0.0, self.period - (now() - invoke)))
+
+    def _judge_etcd(self, t: float) -> None:
+        members = len(self.cluster.etcd_urls)
+        with self._lock:
+            fresh = [leader for leader, seen in self._member_views.values() if t - seen < 1.0]
+        agreed = next((lid for lid in set(fresh) if fresh.count(lid) > members // 2), None)
+        if agreed is not None and agreed not in self._names:
+            self._names.update(self.cluster.etcd.members(timeout=0.5))
+        self._observe("etcd", self._names.get(agreed) if agreed is not None else None, t)
+
+    # ---- control -------------------------------------------------------------------------------
+
+    def start(self) -> "LeaderWatcher":
+        self.cluster.ensure_local()
+        self._names = self.cluster.etcd.members(timeout=1.0)
+        targets = [(self._poll_leases, ())] + [(self._poll_member, (url,)) for url in self.cluster.etcd_urls]
+        for function, args in targets:
+            thread = threading.Thread(target=self._bounded, args=(function, args), daemon=True, name="leases")
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def _bounded(self, function, args) -> None:
+        timer = threading.Timer(self.max_s, self._stop.set)
+        timer.daemon = True
+        timer.start()
+        function(*args)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(5)
+        self._threads.clear()
+
+    def __enter__(self) -> "LeaderWatcher":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- queries for scenarios -----------------------------------------------------------------
+
+    def holder(self, subject: str, timeout: float = 10.0) -> str:
+        """The current holder (waiting up to `timeout` for one to be observed)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                holder = self.current.get(subject)
+            if holder:
+                return holder
+            time.sleep(self.period / 2)
+        raise FaultError(f"no {subject} leader observed within {timeout:.0f}s")
+
+    def wait_for_new_holder(self, subject: str, old: str, timeout: float) -> str | None:
+        """Wait until someone other than `old` leads; None on timeout (the checker judges the record)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                holder = self.current.get(subject)
+            if holder and holder != old:
+                return holder
+            time.sleep(self.period / 2)
+        return None

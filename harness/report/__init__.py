@@ -1,0 +1,1 @@
+"""Report side: redaction, timeline pictures, Allure attachments."""

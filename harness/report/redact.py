@@ -1,0 +1,25 @@
+"""Keep keys, tokens and certificate bodies out of every report and log attachment."""
+
+from __future__ import annotations
+
+import re
+
+_PATTERNS = [
+    (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?-----END [A-Z0-9 ]+-----", re.S), "[redacted PEM block]"),
+    (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*", re.S), "[redacted PEM block]"),  # truncated block
+    (re.compile(r"((?:client-key|client-certificate|certificate-authority)-data:\s*)\S+"), r"\1[redacted]"),
+    (re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+)[A-Za-z0-9._\-]{8,}"), r"\1[redacted]"),
+    (re.compile(r"(?i)(token[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-]{16,}"), r"\1[redacted]"),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), "[redacted JWT]"),
+    (re.compile(r"\b(?:MII|MHc|MIG)[A-Za-z0-9+/]{60,}={0,2}"), "[redacted DER base64]"),
+]
+
+
+def redact(text: str) -> str:
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def contains_secret(text: str) -> bool:
+    return redact(text) != text

@@ -1,0 +1,236 @@
+"""Every fault, for real on ha3: injected, observed to act, healed, observed gone."""
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import FaultError
+from harness.etcdctl import etcdctl
+from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuorumForGood, ModifyFlags, Nemesis,
+                            PacketLoss, Partition, Pause, RemoveMember, Stop)
+from harness.faults.network import TAG
+from harness.faults.sweep import heal_cluster
+from harness.history import History
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def nemesis(ha3):
+    chaos = Nemesis(ha3, History())
+    yield chaos
+    chaos.heal_all()
+    deadline = time.monotonic() + 90
+    while ha3.problems() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert ha3.problems() == [], "the cluster must be healthy again after every fault test"
+
+
+def wait(predicate, timeout=30.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def state_of(pid):
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def fault_rules(cluster):
+    return {h.name: [l for l in cluster.exec(h.name, ["iptables-save"]).splitlines() if TAG in l]
+            for h in cluster.topology.hosts}
+
+
+def can_connect(cluster, host, address, port, timeout=1.0):
+    code = f"import socket; socket.create_connection(('{address}', {port}), timeout={timeout})"
+    return subprocess.run(["ip", "netns", "exec", cluster.netns(host), sys.executable, "-c", code],
+                          capture_output=True).returncode == 0
+
+
+def addr(cluster, host):
+    return str(cluster.topology.address_of(host))
+
+
+def test_kill_is_healed_by_the_supervisor(ha3, nemesis):
+    old = ha3.pid("etcd@c1")
+    with nemesis.fault(Kill(component="etcd@c1")):
+        wait(lambda: ha3.pid("etcd@c1") not in (None, old), what="etcd@c1 restarted with a new pid")
+    wait(lambda: ha3.component_health()["etcd@c1"], what="etcd@c1 healthy")
+    assert ha3.restarts("etcd@c1") >= 1
+
+
+def test_pause_stops_the_process_and_heal_resumes_it(ha3, nemesis):
+    pid = ha3.pid("kube-apiserver@c2")
+    with nemesis.fault(Pause(component="kube-apiserver@c2")):
+        assert state_of(pid) == "T"
+        assert not ha3.apiserver("c2").ready(timeout=1.0)
+    assert state_of(pid) != "T"
+    wait(lambda: ha3.apiserver("c2").ready(), what="c2 ready again")
+
+
+def test_stop_keeps_the_component_down_until_heal(ha3, nemesis):
+    with nemesis.fault(Stop(component="kube-scheduler@c3")):
+        assert ha3.pid("kube-scheduler@c3") is None
+        time.sleep(2.5)  # longer than the 1 s restart backoff: the supervisor must not restart it
+        assert ha3.pid("kube-scheduler@c3") is None
+    wait(lambda: ha3.pid("kube-scheduler@c3") is not None, what="scheduler restarted after heal")
+
+
+def test_modified_flags_break_the_component_and_heal_restores_the_command_line(ha3, nemesis):
+    with nemesis.fault(ModifyFlags(component="kube-apiserver@c1", add={"--no-such-flag": "1"})):
+        wait(lambda: "unknown flag: --no-such-flag" in ha3.log_path("kube-apiserver@c1").read_text(),
+             what="the bad flag to be rejected")
+        assert not ha3.apiserver("c1").ready()
+    wait(lambda: ha3.apiserver("c1").ready(), timeout=60, what="apiserver c1 ready with its good flags")
+    cmdline = Path(f"/proc/{ha3.pid('kube-apiserver@c1')}/cmdline").read_bytes().split(b"\0")
+    assert b"--no-such-flag=1" not in cmdline
+
+
+def test_modify_flags_can_replace_and_remove():
+    fault = ModifyFlags(component="x", replace={"--etcd-servers": "https://10.213.3.99:2379"}, remove=["--profiling"])
+    assert fault.modified(["bin", "--etcd-servers=https://a:2379", "--profiling=false", "--v=1"]) == [
+        "bin", "--etcd-servers=https://10.213.3.99:2379", "--v=1"]
+
+
+def test_partition_cuts_traffic_both_ways_and_heal_removes_every_rule(ha3, nemesis):
+    assert can_connect(ha3, "c1", addr(ha3, "c2"), 2379)
+    with nemesis.fault(Partition(side_a=["c1"], side_b=["c2", "c3"])):
+        assert not can_connect(ha3, "c1", addr(ha3, "c2"), 2379)
+        assert not can_connect(ha3, "c3", addr(ha3, "c1"), 2380)
+        assert can_connect(ha3, "c2", addr(ha3, "c3"), 2379)  # the majority still talks
+    assert all(rules == [] for rules in fault_rules(ha3).values())
+    assert can_connect(ha3, "c1", addr(ha3, "c2"), 2379)
+
+
+def test_one_way_partition_drops_only_one_direction(ha3, nemesis):
+    with nemesis.fault(Partition(side_a=["c1"], side_b=["c2"], symmetric=False)):
+        rules = fault_rules(ha3)
+        assert any("OUTPUT" in r and addr(ha3, "c2") in r for r in rules["c1"])
+        assert not any("OUTPUT" in r for r in rules["c2"])
+    assert all(rules == [] for rules in fault_rules(ha3).values())
+
+
+def test_isolating_the_etcd_leader_elects_a_new_one_on_the_majority(ha3, nemesis):
+    with nemesis.fault(IsolateEtcdLeader()) as fault:
+        old = fault.captured["leader"]
+        wait(lambda: ha3.etcd.leader() not in (None, old), timeout=20, what="a new etcd leader")
+    wait(lambda: len({s.revision for u in ha3.etcd_urls if (s := ha3.etcd.status(u))}) == 1, timeout=30,
+         what="members to converge on one revision")
+
+
+def test_bandwidth_limit_installs_and_removes_tbf(ha3, nemesis):
+    with nemesis.fault(Bandwidth(host="c2", rate_mbit=50)):
+        assert "tbf" in ha3.exec("c2", ["tc", "qdisc", "show", "dev", "eth0"])
+    assert "tbf" not in ha3.exec("c2", ["tc", "qdisc", "show", "dev", "eth0"])
+
+
+def test_packet_loss_drops_about_the_requested_fraction(ha3, nemesis):
+    target = addr(ha3, "c2")
+
+    def loss() -> float:
+        out = ha3.exec("c3", ["ping", "-c", "200", "-i", "0.005", "-W", "1", "-q", target], check=False)
+        return float(out.split("% packet loss")[0].rsplit(" ", 1)[-1])
+
+    with nemesis.fault(PacketLoss(host="c3", probability=0.3)):
+        measured = loss()
+    # two independent 30% drops (out and back): expected 51% loss; 200 pings put 3 sigma at about +-11%
+    assert 35 <= measured <= 67, measured
+    assert loss() == 0
+    assert fault_rules(ha3)["c3"] == []
+
+
+def test_latency_is_unavailable_without_netem_and_says_why(ha3, nemesis):
+    fault = Latency(host="c1", delay_ms=50)
+    reason = fault.unavailable(ha3)
+    if reason is None:  # a kernel with netem: the fault must really work
+        with nemesis.fault(fault):
+            assert "netem" in ha3.exec("c1", ["tc", "qdisc", "show", "dev", "eth0"])
+        return
+    assert "netem" in reason
+    with pytest.raises(FaultError, match="unavailable here"):
+        nemesis.inject(fault)
+
+
+def test_remove_member_and_add_it_back_with_a_fresh_data_directory(ha3, nemesis):
+    with nemesis.fault(RemoveMember(host="c3")):
+        assert sorted(ha3.etcd.members().values()) == ["c1", "c2"]
+        assert ha3.pid("etcd@c3") is None
+    assert sorted(ha3.etcd.members().values()) == ["c1", "c2", "c3"]
+    assert not ha3.control("etcd@c3").overridden()
+    wait(lambda: ha3.component_health()["etcd@c3"], what="c3 healthy")
+
+
+def test_losing_quorum_for_good_and_restoring_from_the_snapshot(ha3, nemesis):
+    url = ha3.etcd_urls[2]
+    etcdctl(ha3, url, "put", "/quorum/dr-canary", "before")
+    with nemesis.fault(LoseQuorumForGood()) as fault:
+        assert fault.hosts == ["c1", "c2"] and Path(fault.captured["snapshot"]).stat().st_size > 0
+        assert etcdctl(ha3, url, "put", "/quorum/dr-after", "x", check=False, timeout=20) == ""
+    assert "before" in etcdctl(ha3, ha3.etcd_urls[0], "get", "/quorum/dr-canary")
+    wait(lambda: all(ha3.component_health().values()), timeout=90, what="every component healthy after restore")
+
+
+def test_destructive_faults_refuse_a_cluster_not_marked_disposable(ha3):
+    from harness.cluster import Cluster
+
+    guarded = Cluster(ha3.run_dir)
+    guarded.topology = guarded.topology.model_copy(update={"disposable": False})
+    with pytest.raises(FaultError, match="not marked disposable") as info:
+        Nemesis(guarded).inject(Kill(component="etcd@c1"))
+    assert "disposable: true" in info.value.fix
+    assert guarded.pid("etcd@c1") is not None
+
+
+def test_heal_is_idempotent_and_safe_without_inject(ha3, nemesis):
+    for fault in (Partition(side_a=["c1"], side_b=["c2"]), Pause(component="etcd@c2"), Stop(component="kube-scheduler@c1"),
+                  ModifyFlags(component="kube-scheduler@c2", add={"--v": "2"}), Bandwidth(host="c1"),
+                  PacketLoss(host="c1"), RemoveMember(host="c2"), LoseQuorumForGood()):
+        fault.undo(ha3)  # never injected
+        fault.undo(ha3)
+    with nemesis.fault(Partition(side_a=["c1"], side_b=["c3"])) as fault:
+        pass
+    fault.undo(ha3)  # a second heal after the first
+    nemesis.heal(fault)
+
+
+def _child(ha3, mode="with-block"):
+    child = subprocess.Popen([sys.executable, "-m", "tests.integration.fault_child", str(ha3.run_dir), mode],
+                             cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "READY"
+    return child
+
+
+def _leftovers(ha3):
+    rules = [r for rules in fault_rules(ha3).values() for r in rules]
+    stopped = [c for c in ha3.specs if (pid := ha3.pid(c)) and state_of(pid) == "T"]
+    return rules + stopped
+
+
+def test_sigkill_mid_fault_leaves_leftovers_that_quorum_heal_removes(ha3, nemesis):
+    child = _child(ha3)
+    assert _leftovers(ha3)
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    assert _leftovers(ha3), "SIGKILL gives the harness no chance to heal"
+    result = subprocess.run([sys.executable, "-m", "harness.cli", "heal", str(ha3.run_dir)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "healed partition" in result.stdout and "healed pause" in result.stdout
+    assert _leftovers(ha3) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_sigint_or_sigterm_mid_fault_heals_by_itself(ha3, nemesis, signum):
+    child = _child(ha3)
+    child.send_signal(signum)
+    child.wait(30)
+    assert _leftovers(ha3) == []
+    assert heal_cluster(ha3) == [], "nothing should be left for quorum heal"
