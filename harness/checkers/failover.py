@@ -10,8 +10,9 @@ from harness.history import History
 def failover_time(history: History, *, subject: str, fault: str | None = None, max_s: float | None = None) -> Verdict:
     """subject: a lease name ("kube-controller-manager", "kube-scheduler") or "etcd" for the etcd leader.
 
-    The lease watcher records an event {"type": "leader", "subject": ..., "holder": ...} whenever the
-    holder it observes changes; the time of the new holder is the midpoint of the poll that saw it.
+    The lease watcher records an event {"type": "leader", "subject": ..., "holder": identity, "host": ...}
+    whenever the holder it observes changes; the time of the new holder is the midpoint of the poll that
+    saw it. A restarted process is a new identity even on the same host.
     """
     windows = history.fault_windows(fault)
     if not windows:
@@ -28,7 +29,7 @@ def failover_time(history: History, *, subject: str, fault: str | None = None, m
         return Verdict("failover", Status.FAIL, f"{subject}: no new holder after {start_event.get('name')} at "
                        f"t={start:.2f} (old holder {old})", {"old_holder": old, "failover_s": None})
     took = new.t - start
-    figures = {"old_holder": old, "new_holder": new["holder"], "failover_s": round(took, 3)}
+    figures = {"old_holder": old, "new_holder": new["holder"], "new_host": new.get("host"), "failover_s": round(took, 3)}
     explanation = (f"{subject}: {old} -> {new['holder']} {fmt(took)} after {start_event.get('name')} "
                    f"at t={start:.2f}")
     if max_s is not None and took > max_s:

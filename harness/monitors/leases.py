@@ -5,6 +5,9 @@ load balancer and, if that fails, from each apiserver directly. The etcd leader 
 majority of members report, each member polled by its own thread (a partitioned member must not slow
 the others' sampling). A "leader" event is recorded at each change, timestamped at the midpoint of
 the poll that saw it, so a failover is timed to within one period.
+
+A holder is an identity: for a lease "<host>_<uuid>" (a restarted process on the same host is a new
+holder), for etcd the member name. Events carry `holder` (identity) and `host`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class LeaderWatcher:
         self.current: dict[str, str | None] = {}
         self._member_views: dict[str, tuple[int, float]] = {}
         self._names: dict[int, str] = {}
+        self.samples: dict[str, int] = {}  # polls done per source, for the sampling benchmark
         self._clients = [cluster.api] + [cluster.apiserver(h.name) for h in cluster.topology.controllers]
 
     # ---- recording -----------------------------------------------------------------------------
@@ -44,7 +48,8 @@ class LeaderWatcher:
             if subject in self.current and self.current[subject] == holder:
                 return
             self.current[subject] = holder
-        self.history.event("leader", t=t, subject=subject, holder=holder, **attrs)
+        host = holder.split("_", 1)[0] if holder else None
+        self.history.event("leader", t=t, subject=subject, holder=holder, host=host, **attrs)
 
     def _poll_leases(self) -> None:
         path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
@@ -60,12 +65,12 @@ class LeaderWatcher:
                 except (requests.RequestException, ValueError):
                     continue
             t = (invoke + now()) / 2
+            self.samples["leases"] = self.samples.get("leases", 0) + 1
             if items is not None:
                 for name in LEASES.values():
                     spec = items.get(name, {})
                     identity = spec.get("holderIdentity") or None
-                    self._observe(name, identity.split("_", 1)[0] if identity else None, t, identity=identity,
-                                  transitions=spec.get("leaseTransitions"))
+                    self._observe(name, identity, t, transitions=spec.get("leaseTransitions"))
             self._stop.wait(max(0.0, self.period - (now() - invoke)))
 
     def _poll_member(self, url: str) -> None:
@@ -73,6 +78,7 @@ class LeaderWatcher:
             invoke = now()
             status = self.cluster.etcd.status(url, timeout=0.3)
             t = (invoke + now()) / 2
+            self.samples[url] = self.samples.get(url, 0) + 1
             with self._lock:
                 if status is not None and status.leader_id:
                     self._member_views[url] = (status.leader_id, t)
@@ -123,7 +129,11 @@ class LeaderWatcher:
     # ---- queries for scenarios -----------------------------------------------------------------
 
     def holder(self, subject: str, timeout: float = 10.0) -> str:
-        """The current holder (waiting up to `timeout` for one to be observed)."""
+        """The host of the current holder (waiting up to `timeout` for one to be observed)."""
+        return self.identity(subject, timeout).split("_", 1)[0]
+
+    def identity(self, subject: str, timeout: float = 10.0) -> str:
+        """The current holder's identity (waiting up to `timeout` for one to be observed)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
@@ -134,7 +144,7 @@ class LeaderWatcher:
         raise FaultError(f"no {subject} leader observed within {timeout:.0f}s")
 
     def wait_for_new_holder(self, subject: str, old: str, timeout: float) -> str | None:
-        """Wait until someone other than `old` leads; None on timeout (the checker judges the record)."""
+        """Wait until an identity other than `old` leads; None on timeout (the checker judges the record)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
