@@ -1,0 +1,55 @@
+"""Small helpers scenarios share: where a component runs, waiting for health, recording verdicts."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from harness.checkers import Verdict
+from harness.cluster import Cluster
+from harness.history import History
+from harness.topology import Component
+
+
+def first_host_running(cluster: Cluster, component: Component) -> str:
+    for host in cluster.topology.hosts:
+        if component in cluster.topology.components_on(host):
+            return host.name
+    raise LookupError(f"no host runs {component.value}")
+
+
+def wait_healthy(cluster: Cluster, component_id: str, timeout_s: float) -> float | None:
+    """Seconds until the component's health probe passes, or None if it did not within timeout_s."""
+    from harness.health import probe
+
+    spec = cluster.specs[component_id]
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if cluster.pid(component_id) is not None and probe(spec.health, 0.5):
+            return time.monotonic() - start
+        time.sleep(0.1)
+    return None
+
+
+def judge(history: History, *verdicts: Verdict, figures: dict | None = None) -> list[Verdict]:
+    """Record verdicts in the History (so the gate and the report can read them) and attach them."""
+    try:
+        import allure
+    except ImportError:  # pragma: no cover - allure-pytest is a dependency
+        allure = None
+    for verdict in verdicts:
+        history.event("verdict", checker=verdict.checker, status=verdict.status.value,
+                      explanation=verdict.explanation, figures=verdict.figures)
+    if figures:
+        history.event("figures", **figures)
+    if allure is not None:
+        text = "\n".join(v.explain() for v in verdicts)
+        allure.attach(text, name="verdicts", attachment_type=allure.attachment_type.TEXT)
+        summary = {v.checker: {"status": v.status.value, **v.figures} for v in verdicts} | (figures or {})
+        allure.attach(json.dumps(summary, indent=1, default=str), name="figures",
+                      attachment_type=allure.attachment_type.JSON)
+    return list(verdicts)
+
+
+def explain_all(verdicts: list[Verdict]) -> str:
+    return "\n".join(v.explain() for v in verdicts if not v.passed) or "all verdicts passed"
