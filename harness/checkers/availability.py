@@ -65,3 +65,22 @@ def _recovery(history: History, ops) -> float | None:
     if not after:
         return None
     return max(0.0, after[0].complete - last_end)
+
+
+@checker("write-outage")
+def write_outage(history: History, *, f: str = "etcd.put", max_gap_s: float | None = None,
+                 window: tuple[float, float] | None = None) -> Verdict:
+    """The longest stretch with no acknowledged `f` from any client (completion to completion), inside
+    `window` if given: how long the system as a whole stopped accepting writes."""
+    ops = [o for o in history.ops_of(f) if window is None or window[0] <= o.complete <= window[1]]
+    done = sorted(o.complete for o in ops if o.ok)
+    if len(done) < 2:
+        return Verdict("write-outage", Status.FAIL if ops else Status.UNKNOWN,
+                       f"fewer than two acknowledged {f} among {len(ops)} attempts: writes stopped", {"ok": len(done)})
+    gaps = [(b - a, a) for a, b in zip(done, done[1:])]
+    gap, at = max(gaps)
+    figures = {"longest_gap_s": round(gap, 3), "ok": len(done), "attempts": len(ops)}
+    text = f"longest stretch without an acknowledged {f}: {fmt(gap)} from t={at:.2f}"
+    if max_gap_s is not None and gap > max_gap_s:
+        return Verdict("write-outage", Status.FAIL, f"{text}, more than the allowed {fmt(max_gap_s)}", figures)
+    return Verdict("write-outage", Status.PASS, text + (f" (allowed {fmt(max_gap_s)})" if max_gap_s else ""), figures)

@@ -35,3 +35,20 @@ def failover_time(history: History, *, subject: str, fault: str | None = None, m
     if max_s is not None and took > max_s:
         return Verdict("failover", Status.FAIL, f"{explanation}, more than the allowed {fmt(max_s)}", figures)
     return Verdict("failover", Status.PASS, explanation + (f" (allowed {fmt(max_s)})" if max_s else ""), figures)
+
+
+@checker("exclusive-leadership")
+def exclusive_leadership(history: History, *, subject: str, old: str, after: float) -> Verdict:
+    """Once a holder other than `old` was observed after time `after`, `old` never holds again: two
+    holders never overlap in the record (a resumed ex-leader must not renew its lease)."""
+    changes = [e for e in history.events_of("leader", subject=subject) if e.t > after]
+    takeover = next((e for e in changes if e.get("holder") not in (None, old)), None)
+    if takeover is None:
+        return Verdict("exclusive-leadership", Status.UNKNOWN, f"{subject}: nobody took over from {old}", {})
+    back = next((e for e in changes if e.t > takeover.t and e.get("holder") == old), None)
+    figures = {"old_holder": old, "new_holder": takeover.get("holder"), "takeover_t": round(takeover.t, 3)}
+    if back is not None:
+        return Verdict("exclusive-leadership", Status.FAIL, f"{subject}: {old} held the lease again at t={back.t:.2f} "
+                       f"after {takeover.get('holder')} took over at t={takeover.t:.2f}", figures)
+    return Verdict("exclusive-leadership", Status.PASS, f"{subject}: {old} never held the lease again after "
+                   f"{takeover.get('holder')} took over at t={takeover.t:.2f}", figures)

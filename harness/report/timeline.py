@@ -30,7 +30,8 @@ def plot_timeline(history: History, path: Path, title: str = "") -> Path | None:
                     color="red" if index == 0 else f"C{index + 3}", label=f"{f} failed ({len(bad)})")
     top.set_yscale("log")
     top.set_ylabel("latency (ms)")
-    top.legend(loc="upper right", fontsize=7, ncol=2)
+    if functions:
+        top.legend(loc="upper right", fontsize=7, ncol=2)
     for axis in (top, bottom):
         for start, end, event in history.fault_windows():
             right = (end if end is not None else span[1]) - t0

@@ -1,0 +1,52 @@
+"""A rolling flag change across the apiservers, one at a time, gated on readiness.
+
+This is the procedure the Lokomotive upgrade lacked (seed 002): change one apiserver, wait until it is
+ready again, and only then touch the next; if it does not become ready, roll that one back and stop,
+so the API never loses all of its backends.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from harness.cluster import Cluster
+from harness.faults import ModifyFlags, Nemesis
+from harness.faults.base import Fault
+
+
+@dataclass
+class RolloutResult:
+    changed: list[str] = field(default_factory=list)  # hosts running the new flags
+    failed_on: str | None = None  # the host that did not become ready (rolled back)
+    faults: list[Fault] = field(default_factory=list)  # the changes still applied (healed by the nemesis)
+
+    @property
+    def completed(self) -> bool:
+        return self.failed_on is None
+
+
+def _ready_within(cluster: Cluster, host: str, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if cluster.apiserver(host).ready(timeout=1.0):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def rolling_flag_change(cluster: Cluster, nemesis: Nemesis, flags: dict[str, str], *, ready_timeout_s: float,
+                        readiness_gate: bool = True) -> RolloutResult:
+    """Apply `flags` (replaced or added) to each apiserver in turn. Without the readiness gate (the
+    defect), every apiserver is changed without waiting."""
+    result = RolloutResult()
+    for host in (h.name for h in cluster.topology.controllers):
+        fault = nemesis.inject(ModifyFlags(component=f"kube-apiserver@{host}", replace=flags))
+        if readiness_gate and not _ready_within(cluster, host, ready_timeout_s):
+            nemesis.heal(fault)
+            _ready_within(cluster, host, ready_timeout_s)
+            result.failed_on = host
+            return result
+        result.changed.append(host)
+        result.faults.append(fault)
+    return result

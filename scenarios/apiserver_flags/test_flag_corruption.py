@@ -1,0 +1,79 @@
+"""apiserver flag corruption (the Lokomotive upgrade problem, seed 002): a bad flag on one apiserver must
+not take the API down, and a rolling change must stop at the first apiserver that does not come back."""
+
+import time
+
+import pytest
+
+from harness.checkers import availability
+from harness.faults import ModifyFlags
+from harness.rollout import rolling_flag_change
+from harness.scenario import explain_all, judge
+from harness.thresholds import AVAILABILITY_PCT, STARTUP_ALLOWANCE_S, lb_detection_s, lb_rise_s
+from harness.topology import Component
+
+
+def bad_flags(cluster) -> dict[str, dict]:
+    unused = cluster.topology.network.subnet.broadcast_address - 1  # inside our subnet, owned by nobody
+    return {
+        "unknown-flag": {"add": {"--no-such-flag": "true"}},
+        "wrong-etcd-endpoint": {"replace": {"--etcd-servers": f"https://{unused}:2379"}},
+        "missing-certificate": {"replace": {"--tls-cert-file": "/nonexistent/apiserver.crt"}},
+    }
+
+
+@pytest.mark.destructive
+@pytest.mark.parametrize("corruption", ["unknown-flag", "wrong-etcd-endpoint", "missing-certificate"])
+def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, api_prober, history, corruption):
+    """Restart one apiserver with a bad flag. It never becomes ready; the load balancer's health check
+    takes it out of rotation (fall x inter + timeout) and the API through the LB stays >= 99.5 %
+    available; heal restores the last good command line and the apiserver is ready again within its
+    start-up allowance."""
+    if len(cluster.topology.controllers) < 2:
+        pytest.skip("one apiserver: there is nothing to route around it to")
+    host = cluster.topology.controllers[0].name
+    observe = lb_detection_s(cluster.topology) + lb_rise_s(cluster.topology) + 10
+    with nemesis.fault(ModifyFlags(component=f"kube-apiserver@{host}", **bad_flags(cluster)[corruption])):
+        time.sleep(observe)
+        broken_ready = cluster.apiserver(host).ready()
+    deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]
+    while not cluster.apiserver(host).ready() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    restored = cluster.apiserver(host).ready()
+    time.sleep(lb_rise_s(cluster.topology) + 1)
+    verdicts = judge(history, availability(history, threshold_pct=AVAILABILITY_PCT),
+                     figures={"apiserver": host, "corruption": corruption, "ready_with_bad_flag": broken_ready,
+                              "ready_after_heal": restored})
+    assert not broken_ready, f"the apiserver on {host} became ready despite {corruption}"
+    assert restored, f"the apiserver on {host} was not ready within the start-up allowance after heal"
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(cluster, nemesis, api_prober,
+                                                                             history):
+    """Roll a bad --etcd-servers across the apiservers with a readiness gate. The first apiserver does not
+    become ready, so it is rolled back and no other apiserver is touched: the API never loses all of its
+    backends and stays >= 99.5 % available."""
+    unused = cluster.topology.network.subnet.broadcast_address - 1
+    result = rolling_flag_change(cluster, nemesis, {"--etcd-servers": f"https://{unused}:2379"},
+                                 ready_timeout_s=STARTUP_ALLOWANCE_S[Component.APISERVER])
+    time.sleep(lb_rise_s(cluster.topology) + 1)
+    verdicts = judge(history, availability(history, threshold_pct=AVAILABILITY_PCT),
+                     figures={"changed": result.changed, "failed_on": result.failed_on})
+    assert result.failed_on == cluster.topology.controllers[0].name and result.changed == []
+    assert all(cluster.apiserver(h.name).ready() for h in cluster.topology.controllers)
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster, nemesis, api_prober, history):
+    """Roll a harmless flag change (--max-requests-inflight) across every apiserver, one at a time with the
+    readiness gate: it completes everywhere and the API stays >= 99.5 % available throughout."""
+    result = rolling_flag_change(cluster, nemesis, {"--max-requests-inflight": "300"},
+                                 ready_timeout_s=STARTUP_ALLOWANCE_S[Component.APISERVER])
+    time.sleep(lb_rise_s(cluster.topology) + 1)
+    verdicts = judge(history, availability(history, threshold_pct=AVAILABILITY_PCT),
+                     figures={"changed": result.changed})
+    assert result.completed and result.changed == [h.name for h in cluster.topology.controllers]
+    assert all(verdicts), explain_all(verdicts)

@@ -1,0 +1,171 @@
+"""etcd quorum and partitions: what a 3-member (or larger) etcd survives, and what it must refuse."""
+
+import time
+
+import pytest
+
+from harness.checkers import durability, failover_time, monotonicity, write_outage
+from harness.errors import FaultError
+from harness.faults import IsolateEtcdLeader, Kill, LoseQuorumForGood, RemoveMember, Stop
+from harness.faults.base import wait_for
+from harness.monitors.etcd_writer import etcd_client
+from harness.scenario import explain_all, judge
+from harness.thresholds import etcd_election_s, etcd_leader_change_max_s, etcd_write_outage_max_s
+
+WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
+
+
+def url_of(cluster, host):
+    return next(u for u in cluster.etcd_urls if f"//{cluster.topology.address_of(host)}:" in u)
+
+
+def converged(cluster, timeout_s=20.0):
+    """Every member at the same revision (and so the same data: revisions are raft-ordered)."""
+    deadline = time.monotonic() + timeout_s
+    revisions: set[int] = set()
+    while time.monotonic() < deadline:
+        statuses = [cluster.etcd.status(u) for u in cluster.etcd_urls]
+        revisions = {s.revision for s in statuses if s}
+        if len(revisions) == 1 and all(statuses):
+            return revisions.pop()
+        time.sleep(0.2)
+    raise AssertionError(f"members did not converge on one revision within {timeout_s:.0f}s: {revisions}")
+
+
+def answered(cluster, host, operation, key):
+    """One request straight to one member: "put", "get" (linearizable) or "stale-get" (serializable).
+    True if the member answered it."""
+    client = etcd_client(cluster, url_of(cluster, host), timeout=WRITER_TIMEOUT_S)
+    try:
+        if operation == "put":
+            client.put(key, "x")
+        else:
+            client.get(key, serializable=(operation == "stale-get"))
+        return True
+    except Exception:  # noqa: BLE001 - any refusal or timeout means "not answered"
+        return False
+    finally:
+        client.close()
+
+
+@pytest.mark.conformance
+def test_members_use_tls_on_peer_and_client_urls(cluster):
+    """Every member's peer and client URLs are https (Typhoon: etcd peers talk TLS); a member reachable in
+    plain text on either port would let anyone on the network read or join the cluster."""
+    members = cluster.etcd.post(cluster.etcd_urls[0], "/v3/cluster/member/list", {})["members"]
+    plain = [(m.get("name"), url) for m in members for url in m.get("peerURLs", []) + m.get("clientURLs", [])
+             if not url.startswith("https://")]
+    assert len(members) == len(cluster.topology.etcd_hosts)
+    assert not plain, f"etcd URLs without TLS: {plain}"
+
+
+@pytest.mark.destructive
+def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_writer, leases, history):
+    """SIGKILL the etcd leader. The others elect a new leader within about one election timeout (bound:
+    3 x election timeout + 0.5 s), writes pause only for that election plus one client timeout, and no
+    acknowledged write is lost. A member count that cannot lose one member (2) fails here."""
+    topology = cluster.topology
+    leader = leases.holder("etcd")
+    time.sleep(1.0)
+    with nemesis.fault(Kill(component=f"etcd@{leader}")):
+        time.sleep(etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S) + 3)
+    etcd_writer.stop()
+    verdicts = judge(
+        history,
+        failover_time(history, subject="etcd", max_s=etcd_leader_change_max_s(topology)),
+        write_outage(history, max_gap_s=etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S)),
+        durability(history, system="etcd"),
+        monotonicity(history, f="etcd.put"),
+    )
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(cluster, nemesis, etcd_writer,
+                                                                                  history):
+    """Stop two members of three. The survivor accepts no write and answers no linearizable read (it cannot
+    know it is current); a serializable read still answers from its local copy. After heal, writes resume
+    and every write acknowledged before, during or after is there."""
+    hosts = [h.name for h in cluster.topology.etcd_hosts]
+    survivor, stopped = hosts[-1], hosts[: len(hosts) // 2 + 1]
+    faults = [nemesis.inject(Stop(component=f"etcd@{h}")) for h in stopped]
+    time.sleep(3 * etcd_election_s(cluster.topology))
+    lost_at = time.monotonic()
+    put_ok = answered(cluster, survivor, "put", "/quorum/no-quorum-probe")
+    read_ok = answered(cluster, survivor, "get", "/quorum/no-quorum-probe")
+    stale_ok = answered(cluster, survivor, "stale-get", "/quorum/no-quorum-probe")
+    time.sleep(2)
+    during = (lost_at, time.monotonic())
+    for fault in faults:
+        nemesis.heal(fault)
+    time.sleep(5)
+    etcd_writer.stop()
+    acknowledged_during = [o for o in history.ops_of("etcd.put") if o.ok and during[0] <= o.complete <= during[1]]
+    verdicts = judge(history, durability(history, system="etcd"),
+                     write_outage(history, window=(during[1], time.monotonic()), max_gap_s=10.0),
+                     figures={"survivor": survivor, "put_ok": put_ok, "linearizable_read_ok": read_ok,
+                              "serializable_read_ok": stale_ok, "acknowledged_without_quorum": len(acknowledged_during)})
+    assert not put_ok and not read_ok, "a member without quorum acknowledged a write or a linearizable read"
+    assert not acknowledged_during, f"{len(acknowledged_during)} writes acknowledged without quorum"
+    assert stale_ok, "a serializable read should still be answered by the survivor"
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster, nemesis, etcd_writer, leases,
+                                                                           history):
+    """Cut the etcd leader off from the other members. The majority elects a new leader within the election
+    timeout scale; the old leader, alone, acknowledges no write; after heal all members converge on one
+    revision, and no acknowledged write is lost."""
+    with nemesis.fault(IsolateEtcdLeader()) as fault:
+        old = fault.captured["leader"]
+        deadline = time.monotonic() + etcd_leader_change_max_s(cluster.topology) + 2
+        while time.monotonic() < deadline and leases.identity("etcd", timeout=5) == old:
+            time.sleep(0.1)
+        minority_writes = [answered(cluster, old, "put", f"/quorum/minority/{i}") for i in range(3)]
+    revision = converged(cluster)
+    etcd_writer.stop()
+    verdicts = judge(history, failover_time(history, subject="etcd", max_s=etcd_leader_change_max_s(cluster.topology)),
+                     durability(history, system="etcd"),
+                     figures={"old_leader": old, "minority_writes_acknowledged": sum(minority_writes),
+                              "converged_revision": revision})
+    assert not any(minority_writes), f"the isolated old leader {old} acknowledged writes: {minority_writes}"
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, etcd_writer, leases, history):
+    """Remove a follower from the cluster (member remove) while writes go on; add it back with an empty data
+    directory (member add, initial-cluster-state existing). Writes continue throughout, the member catches
+    up, and all members converge with nothing lost."""
+    follower = next(h.name for h in cluster.topology.etcd_hosts if h.name != leases.holder("etcd"))
+    with nemesis.fault(RemoveMember(host=follower)):
+        assert follower not in cluster.etcd.members().values()
+        time.sleep(3)
+    assert sorted(cluster.etcd.members().values()) == sorted(h.name for h in cluster.topology.etcd_hosts)
+    converged(cluster)
+    etcd_writer.stop()
+    verdicts = judge(history, durability(history, system="etcd"),
+                     write_outage(history, max_gap_s=etcd_write_outage_max_s(cluster.topology, WRITER_TIMEOUT_S)))
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+@pytest.mark.slow
+def test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good(cluster, nemesis, etcd_writer, history):
+    """Destroy a majority of members (processes and data). Restore every member from a snapshot taken just
+    before: every write acknowledged before the snapshot is back, the cluster serves again, and the
+    Kubernetes API is ready on top of it."""
+    time.sleep(3)
+    etcd_writer.stop()  # everything acknowledged so far must survive: the snapshot is taken after this
+    with nemesis.fault(LoseQuorumForGood()):
+        time.sleep(2)
+        with pytest.raises(FaultError):  # the surviving member must not take writes
+            wait_for(lambda: answered(cluster, cluster.topology.etcd_hosts[-1].name, "put", "/quorum/dr"), 4)
+    etcd_writer.read_back()
+    deadline = time.monotonic() + 90
+    while cluster.problems() and time.monotonic() < deadline:
+        time.sleep(1)
+    verdicts = judge(history, durability(history, system="etcd"))
+    assert cluster.problems() == [], f"not healthy after the restore: {cluster.problems()}"
+    assert all(verdicts), explain_all(verdicts)
