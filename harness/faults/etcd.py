@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import requests
+
 from harness.cluster import Cluster
 from harness.components import etcd as etcd_component
 from harness.errors import FaultError
@@ -29,6 +31,20 @@ def _other_url(cluster: Cluster, host: str) -> str:
         if h.name != host and cluster.etcd.status(etcd_component.client_url(cluster.topology, h), 1.0):
             return etcd_component.client_url(cluster.topology, h)
     raise FaultError(f"no etcd member other than {host} answers")
+
+
+def _reconfigure(cluster: Cluster, host: str, path: str, body: dict, timeout_s: float = 30.0) -> dict:
+    """A membership change, retried while etcd refuses it as unsafe (503 "unhealthy cluster": etcd only
+    reconfigures when the remaining members have been connected for at least 5 s, e.g. not right after a
+    partition healed)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return cluster.etcd.post(_other_url(cluster, host), path, body, timeout=5.0)
+        except requests.HTTPError as error:
+            if error.response is None or error.response.status_code != 503 or time.monotonic() > deadline:
+                raise FaultError(f"etcd refused {path} for {host}: {error}") from None
+            time.sleep(0.5)
 
 
 def _stop_member(cluster: Cluster, host: str) -> None:
@@ -64,7 +80,7 @@ class RemoveMember(Fault):
 
     def act(self, cluster: Cluster) -> None:
         cluster.control(f"etcd@{self.host}").hold()
-        cluster.etcd.post(_other_url(cluster, self.host), "/v3/cluster/member/remove", {"ID": self.captured["member_id"]})
+        _reconfigure(cluster, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]})
         _stop_member(cluster, self.host)
 
     def undo(self, cluster: Cluster) -> None:
@@ -76,8 +92,8 @@ class RemoveMember(Fault):
         host = topology.host(self.host)
         members = cluster.etcd.members()
         if not any(name == self.host for name in members.values()) and not _unstarted_member(cluster, host):
-            cluster.etcd.post(_other_url(cluster, self.host), "/v3/cluster/member/add",
-                              {"peerURLs": [etcd_component.peer_url(topology, host)]})
+            _reconfigure(cluster, self.host, "/v3/cluster/member/add",
+                         {"peerURLs": [etcd_component.peer_url(topology, host)]})
         _stop_member(cluster, self.host)
         shutil.rmtree(_data_dir(cluster, self.host), ignore_errors=True)
         argv = [a.replace("--initial-cluster-state=new", "--initial-cluster-state=existing") for a in control.spec().argv]
