@@ -45,6 +45,7 @@ class Host(Strict):
 
 class Network(Strict):
     subnet: ipaddress.IPv4Network = ipaddress.IPv4Network("10.213.3.0/24")
+    link_rate_mbit: float | None = Field(None, gt=0, description="shape every host's link (tbf), a slow network")
 
     @field_validator("subnet")
     @classmethod

@@ -108,6 +108,12 @@ def assert_local(address: str, bridge: str) -> None:
         )
 
 
+def shape(netns: str, rate_mbit: float, burst_kb: int = 256, latency_ms: int = 50) -> None:
+    """Limit what a host sends on its link with a token bucket filter."""
+    run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate",
+         f"{rate_mbit}mbit", "burst", f"{burst_kb}kb", "latency", f"{latency_ms}ms"])
+
+
 class RunNetwork:
     """The bridge, namespaces and veths of one run. `record(kind, value)` journals before each creation."""
 
@@ -127,7 +133,7 @@ class RunNetwork:
                 "take the other cluster down (`quorum down --all`), or set network.subnet to a free /24 in 10.213.0.0/16",
             )
 
-    def create(self, hosts: list[tuple[str, ipaddress.IPv4Address]]) -> None:
+    def create(self, hosts: list[tuple[str, ipaddress.IPv4Address]], link_rate_mbit: float | None = None) -> None:
         self.preflight()
         self.record("guard_route", True)
         add_guard_route()
@@ -149,6 +155,8 @@ class RunNetwork:
             run([*inside, "link", "set", "lo", "up"])
             run([*inside, "addr", "add", f"{address}/{self.subnet.prefixlen}", "dev", "eth0"])
             run([*inside, "link", "set", "eth0", "up"])
+            if link_rate_mbit:
+                shape(netns, link_rate_mbit)
             # no default route: a host can reach its subnet and nothing else
         for _, address in hosts:
             assert_local(str(address), self.bridge)

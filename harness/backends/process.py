@@ -74,7 +74,7 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
         _write_pki(topology, layout)
         say(f"run {state.run_id}: network {topology.network.subnet} on bridge {netns.bridge_name(state.run_id)}")
         network = netns.RunNetwork(state.run_id, topology.network.subnet, state.record)
-        network.create([(h.name, topology.address_of(h)) for h in topology.hosts])
+        network.create([(h.name, topology.address_of(h)) for h in topology.hosts], topology.network.link_rate_mbit)
         say(f"run {state.run_id}: starting {len(specs)} components")
         for spec in specs:
             _start_keeper(run_dir, state, spec)

@@ -9,6 +9,7 @@ import secrets
 import shlex
 from dataclasses import dataclass, field
 
+from harness.backends.netns import shape
 from harness.cluster import Cluster
 from harness.errors import FaultError
 from harness.faults.base import Fault
@@ -130,12 +131,19 @@ class Bandwidth(Fault):
     latency_ms: int = 50
 
     def act(self, cluster: Cluster) -> None:
-        cluster.exec(self.host, ["tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate",
-                                 f"{self.rate_mbit}mbit", "burst", f"{self.burst_kb}kb", "latency", f"{self.latency_ms}ms"])
+        shape(cluster.netns(self.host), self.rate_mbit, self.burst_kb, self.latency_ms)
 
     def undo(self, cluster: Cluster) -> None:
-        if " tbf " in f" {_qdisc_root(cluster, self.host)} ":
-            cluster.exec(self.host, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+        restore_link(cluster, self.host)
+
+
+def restore_link(cluster: Cluster, host: str) -> None:
+    """Back to the topology's own link: unshaped, or its baseline link_rate_mbit."""
+    baseline = cluster.topology.network.link_rate_mbit
+    if baseline:
+        shape(cluster.netns(host), baseline)
+    elif " tbf " in f" {_qdisc_root(cluster, host)} ":
+        cluster.exec(host, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
 
 
 @functools.lru_cache(maxsize=1)

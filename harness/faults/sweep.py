@@ -12,7 +12,7 @@ import signal
 from harness.backends.process import _pids_in
 from harness.cluster import Cluster
 from harness.faults.base import heal_leftovers
-from harness.faults.network import remove_tagged_rules
+from harness.faults.network import remove_tagged_rules, restore_link
 from harness.faults.process import _signal, process_state, terminate
 
 
@@ -23,8 +23,10 @@ def sweep(cluster: Cluster) -> list[str]:
         if removed:
             done.append(f"{removed} fault rules on {host.name}")
         qdisc = cluster.exec(host.name, ["tc", "qdisc", "show", "dev", "eth0", "root"], check=False)
-        if " tbf " in f" {qdisc} " or " netem " in f" {qdisc} ":
+        baseline = cluster.topology.network.link_rate_mbit
+        if " netem " in f" {qdisc} " or (" tbf " in f" {qdisc} " and not (baseline and f"{baseline:g}Mbit" in qdisc)):
             cluster.exec(host.name, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+            restore_link(cluster, host.name)
             done.append(f"shaping on {host.name}")
     for pid in _pids_in(cluster.state.netns):
         if process_state(pid) == "T":

@@ -1,0 +1,82 @@
+"""Network bandwidth between hosts: what the links carry, that a limit is enforced, and what a slow
+controller link does to the API."""
+
+import statistics
+import time
+
+import pytest
+
+from harness.bandwidth import iperf3_gbit
+from harness.checkers import availability
+from harness.faults import Bandwidth
+from harness.scenario import explain_all, judge
+from harness.thresholds import AVAILABILITY_PCT, BANDWIDTH_TOLERANCE, HOST_TO_HOST_FLOOR_GBIT
+
+LIMIT_MBIT = 100.0  # GOTCHAS measured tbf at this rate: 96.2 Mbit/s
+SLOW_LINK_MBIT = 1.0
+
+
+def pairs(cluster):
+    controllers = [h.name for h in cluster.topology.controllers]
+    found = [(controllers[0], c) for c in controllers[1:2]]
+    lb = cluster.topology.load_balancer_host
+    if lb is not None:
+        found.append((controllers[0], lb.name))
+    return found
+
+
+@pytest.mark.conformance
+def test_host_to_host_bandwidth(cluster, history):
+    """iperf3 between controllers and to the load balancer: each link carries at least the 5 Gbit/s Typhoon
+    quotes pod-to-pod on a t3.small (ANCHORS); the figures are reported."""
+    if len(cluster.topology.hosts) < 2:
+        pytest.skip("one host: there is no host-to-host link")
+    measured = {f"{a}->{b}": round(iperf3_gbit(cluster, a, b), 2) for a, b in pairs(cluster)}
+    judge(history, figures={"gbit_per_s": measured, "floor_gbit_per_s": HOST_TO_HOST_FLOOR_GBIT})
+    slow = {link: rate for link, rate in measured.items() if rate < HOST_TO_HOST_FLOOR_GBIT}
+    assert not slow, f"links below {HOST_TO_HOST_FLOOR_GBIT} Gbit/s: {slow}"
+
+
+@pytest.mark.destructive
+def test_a_bandwidth_limit_is_enforced(cluster, nemesis, history):
+    """Limit a controller's link to 100 Mbit/s (tbf): iperf3 measures within 10 % of the limit; after heal
+    the link is fast again."""
+    if len(cluster.topology.controllers) < 2 and cluster.topology.load_balancer_host is None:
+        pytest.skip("one host: there is no link to measure")
+    sender, receiver = pairs(cluster)[0]
+    with nemesis.fault(Bandwidth(host=sender, rate_mbit=LIMIT_MBIT)):
+        limited = iperf3_gbit(cluster, sender, receiver) * 1000
+    after = iperf3_gbit(cluster, sender, receiver) * 1000
+    error = abs(limited - LIMIT_MBIT) / LIMIT_MBIT
+    judge(history, figures={"limit_mbit": LIMIT_MBIT, "measured_mbit": round(limited, 1), "error_pct": round(100 * error, 1),
+                            "after_heal_mbit": round(after, 1)})
+    assert error <= BANDWIDTH_TOLERANCE, f"{limited:.1f} Mbit/s measured under a {LIMIT_MBIT:g} Mbit/s limit"
+    assert after > LIMIT_MBIT * 2, f"after heal the link still carries only {after:.1f} Mbit/s"
+
+
+def latency_ms(history, window):
+    ops = [o for o in history.ops_of("api.readyz") if o.ok and window[0] <= o.invoke <= window[1]]
+    if not ops:
+        return None
+    values = sorted(o.latency * 1000 for o in ops)
+    return {"p50": round(statistics.median(values), 1), "p99": round(values[int(0.99 * (len(values) - 1))], 1)}
+
+
+@pytest.mark.destructive
+def test_the_api_stays_available_when_a_controller_link_is_slow(cluster, nemesis, api_prober, history, profile):
+    """Throttle one controller's link to 1 Mbit/s. The API through the load balancer stays >= 99.5 %
+    available; the change in its latency (p50/p99 before vs during) is reported."""
+    if len(cluster.topology.controllers) < 2:
+        pytest.skip("one controller: a slow link is the whole cluster's link")
+    host = cluster.topology.controllers[0].name
+    time.sleep(profile.soak_s)
+    before = (api_prober.started_at, time.monotonic())
+    with nemesis.fault(Bandwidth(host=host, rate_mbit=SLOW_LINK_MBIT)):
+        start = time.monotonic()
+        time.sleep(max(15.0, profile.soak_s))
+        during = (start, time.monotonic())
+    verdicts = judge(history, availability(history, threshold_pct=AVAILABILITY_PCT),
+                     figures={"slow_host": host, "link_mbit": SLOW_LINK_MBIT,
+                              "latency_before_ms": latency_ms(history, before),
+                              "latency_during_ms": latency_ms(history, during)})
+    assert all(verdicts), explain_all(verdicts)
