@@ -1,7 +1,10 @@
 """API availability: GET /readyz through the load balancer (and optionally each apiserver directly).
 
-Each worker keeps one persistent HTTPS connection, like a real client: when the backend it is pinned
-to dies, the request in flight fails and the next one reconnects through the load balancer.
+By default each worker keeps one persistent HTTPS connection, like the cluster's long-lived clients
+(controllers, kubelets): when the backend it is pinned to dies, the request in flight fails and the
+next one reconnects through the load balancer. Workers below `fresh` open a new connection for every
+request instead, like short-lived clients (kubectl, CI jobs): only they exercise how the load balancer
+routes new connections, i.e. its health checks.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ class ApiProber(Monitor):
     name = "api"
 
     def __init__(self, cluster: Cluster, history: History, *, rate: float = 20.0, timeout: float = 1.0,
-                 direct: bool = False, workers: int = 4, **limits) -> None:
+                 direct: bool = False, workers: int = 4, fresh: int = 0, **limits) -> None:
         super().__init__(cluster, history, rate=rate, workers=workers, **limits)
         self.timeout = timeout
+        self.fresh = fresh
         self.targets = {"lb": cluster.api_endpoint}
         if direct:
             for host in cluster.topology.controllers:
@@ -36,6 +40,9 @@ class ApiProber(Monitor):
         return s
 
     def step(self, worker: int) -> None:
+        if worker < self.fresh:
+            self._sessions[worker].close()
+            self._sessions[worker] = self._session()
         for target, base in self.targets.items():
             invoke = now()
             try:
@@ -47,4 +54,5 @@ class ApiProber(Monitor):
             except requests.RequestException as exc:
                 outcome, error = Outcome.FAIL, type(exc).__name__
                 self._sessions[worker] = self._session()  # a broken pooled connection is not reused
-            self.history.record(f"api-{worker}", "api.readyz", target, invoke, outcome, error=error)
+            self.history.record(f"api-{worker}", "api.readyz", target, invoke, outcome, error=error,
+                                fresh=worker < self.fresh)

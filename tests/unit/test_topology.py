@@ -28,7 +28,7 @@ def problem(data) -> str:
     return info.value.problem
 
 
-@pytest.mark.parametrize("path", sorted(CLUSTERS.glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(CLUSTERS.rglob("*.yaml")), ids=lambda p: p.name)
 def test_shipped_topologies_are_valid(path):
     assert load_topology(path).disposable
 
