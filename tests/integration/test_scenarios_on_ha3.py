@@ -1,0 +1,31 @@
+"""The other half of the defect-twin proof: on the default topology every suite passes (ci profile).
+
+This is the README's main job (`pytest scenarios/`) run as a test, so CI proves the suites are green on a
+healthy cluster and red on each broken twin (test_defect_twins.py).
+"""
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth"}
+
+
+def test_every_suite_passes_on_the_default_topology(tmp_path):
+    junit = tmp_path / "junit.xml"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "scenarios", f"--run-dir={tmp_path / 'run'}",
+         f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q"],
+        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    cases = ElementTree.parse(junit).getroot().iter("testcase")
+    passed = Counter()
+    for case in cases:
+        if case.find("failure") is None and case.find("error") is None and case.find("skipped") is None:
+            passed[case.get("classname").split(".")[1]] += 1
+    assert SUITES <= set(passed), f"suites without a passing scenario: {SUITES - set(passed)}"
+    assert len(list((tmp_path / "histories").glob("*.jsonl"))) >= sum(passed.values())
+    assert not (tmp_path / "run" / "state.json").exists()
