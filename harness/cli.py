@@ -153,6 +153,44 @@ def heal(cluster: str | None) -> None:
         console.print("no cluster is running; nothing to heal")
 
 
+@cli.command()
+@click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path),
+              help="a run's results directory (default: the newest reports/histories/* with a junit.xml)")
+@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), help="a previous run to compare with")
+def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None:
+    """Judge a run against a policy: exit 0 promote, 1 block, 2 cannot judge."""
+    from harness.gate import Decision, Policy, evaluate
+    from harness.report.results import ResultsError, load_results
+
+    policy = Policy.load(policy_path)
+    if results is None:
+        runs = sorted(Path("reports/histories").glob("*/junit.xml"), key=lambda p: p.stat().st_mtime)
+        if not runs:
+            errors.print("error: no results under reports/histories/\nfix: run `pytest scenarios/` first, or --results DIR")
+            sys.exit(Decision.UNJUDGED.value)
+        results = runs[-1].parent
+    try:
+        found = load_results(results)
+        earlier = load_results(baseline) if baseline else None
+    except ResultsError as error:
+        errors.print(f"[bold red]cannot judge:[/bold red] {error.problem}\n[bold]fix:[/bold] {error.fix}", highlight=False)
+        sys.exit(Decision.UNJUDGED.value)
+    verdict = evaluate(policy, found, earlier)
+    table = Table("suite", "scenario", "outcome", "key figures", "verdict", "reason", title=f"gate: {results}")
+    colours = {"ok": "green", "block": "red", "unjudged": "yellow", "known failure": "blue"}
+    for row in verdict.rows:
+        table.add_row(row.suite, row.scenario, row.outcome, row.figures,
+                      f"[{colours[row.verdict]}]{row.verdict}[/]", row.reason[:120])
+    console.print(table)
+    (results / "gate.json").write_text(verdict.to_json())
+    (results / "gate-junit.xml").write_text(verdict.to_junit())
+    for reason in verdict.reasons:
+        console.print(f"  - {reason}", highlight=False)
+    console.print(f"decision: [bold]{verdict.decision.name.lower()}[/bold] (gate.json and gate-junit.xml in {results})")
+    sys.exit(verdict.decision.value)
+
+
 def main() -> None:
     try:
         cli(standalone_mode=False)

@@ -164,21 +164,3 @@ class History:
 
     def __iter__(self) -> Iterator[Op | Event]:
         return iter(sorted([*self.ops, *self.events], key=lambda r: r.invoke if isinstance(r, Op) else r.t))
-
-
-def import_supervisor_events(history: History, events_path: Path, since: float, until: float | None = None) -> int:
-    """Copy the supervisor's component events within [since, until] into the History."""
-    if not events_path.exists():
-        return 0
-    count = 0
-    for line in events_path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        t = record.get("t", 0.0)
-        if t >= since and (until is None or t <= until):
-            attrs = {k: v for k, v in record.items() if k not in ("t", "event")}
-            history.event(f"component.{record['event']}", t=t, **attrs)
-            count += 1
-    return count

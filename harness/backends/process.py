@@ -184,7 +184,7 @@ def _keeper_pids(run_dir: Path | None = None) -> set[int]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if len(argv) >= 3 and argv[1:3] == [b"-m", b"harness.supervisor"]:
+        if len(argv) >= 4 and argv[1:3] == [b"-m", b"harness.supervisor"]:
             if run_dir is None or argv[3].decode(errors="replace").startswith(str(run_dir)):
                 found.add(int(proc.name))
     return found
@@ -240,7 +240,8 @@ def down(run_dir: Path, keep_logs: bool = True) -> list[str]:
     stop_processes(_keeper_pids(run_dir), state.netns)
     removed = netns.teardown(state.run_id, netns=state.netns, veths=state.veths, bridge=state.bridge, rules=state.iptables)
     unregister(state.run_id)
-    for name in ("pki", "data", "config", "components", "admin.kubeconfig", "topology.yaml", "state.json"):
+    # everything that holds keys or cluster data goes; logs, events and the fault journal stay for debugging
+    for name in ("pki", "data", "snapshots", "config", "components", "admin.kubeconfig", "topology.yaml", "state.json"):
         path = run_dir / name
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,80 @@
+"""A run's results as the gate and the report read them: the run's JUnit file (pass/fail per scenario)
+joined with the verdicts and figures each scenario wrote into its History."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import QuorumError
+
+
+class ResultsError(QuorumError):
+    """The results of a run are missing or unreadable: the run cannot be judged."""
+
+
+def history_slug(nodeid: str) -> str:
+    """The file name (without suffix) a scenario's History gets (fixtures/observe.py uses the same)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[-150:]
+
+
+@dataclass
+class ScenarioResult:
+    nodeid: str
+    suite: str
+    outcome: str  # passed | failed | error | skipped
+    message: str = ""
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.nodeid.split("::", 1)[-1]
+
+
+def _outcome(case: ElementTree.Element) -> tuple[str, str]:
+    for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
+        element = case.find(tag)
+        if element is not None:
+            return outcome, (element.get("message") or "")[:500]
+    return "passed", ""
+
+
+def load_results(directory: Path) -> list[ScenarioResult]:
+    junit = directory / "junit.xml"
+    if not junit.is_file():
+        raise ResultsError(f"no junit.xml in {directory}: the run did not finish or wrote its results elsewhere",
+                           "run `pytest scenarios/` (it writes reports/histories/<time>/junit.xml) or pass --results DIR")
+    try:
+        root = ElementTree.parse(junit).getroot()
+    except ElementTree.ParseError as error:
+        raise ResultsError(f"{junit} is not valid JUnit XML: {error}", "re-run the suites") from None
+    results = []
+    for case in root.iter("testcase"):
+        classname = case.get("classname", "")
+        nodeid = classname.replace(".", "/") + ".py::" + case.get("name", "")
+        parts = classname.split(".")
+        suite = parts[1] if len(parts) > 2 and parts[0] == "scenarios" else parts[0]
+        outcome, message = _outcome(case)
+        result = ScenarioResult(nodeid, suite, outcome, message)
+        history = directory / f"{history_slug(nodeid)}.jsonl"
+        if history.is_file():
+            for line in history.read_text().splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if record.get("type") == "verdict":
+                    result.verdicts.append(record)
+                    for key, value in record.get("figures", {}).items():
+                        result.figures.setdefault(f"{record['checker']}.{key}", value)
+                elif record.get("type") == "figures":
+                    result.figures.update({k: v for k, v in record.items() if k not in ("kind", "t", "type")})
+        results.append(result)
+    if not results:
+        raise ResultsError(f"{junit} holds no test cases", "re-run the suites")
+    return results
