@@ -191,6 +191,19 @@ def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None
     sys.exit(verdict.decision.value)
 
 
+@cli.command()
+@click.option("--results", default="reports/allure-results", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path))
+@click.option("--output", default="reports/allure-report", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path))
+def report(results: Path, output: Path) -> None:
+    """Render allure-results as an HTML report (Allure 3, no Java), with history across runs."""
+    from harness.report.allure_report import generate
+
+    index = generate(results, output)
+    console.print(f"report: {index}")
+
+
 def main() -> None:
     try:
         cli(standalone_mode=False)

@@ -76,6 +76,7 @@ class ApiserverSettings(Strict):
     extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to every apiserver")
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
     port: int = Field(6443, ge=1, le=65535)
+    anonymous_health_only: bool = Field(True, description="anonymous requests only on /livez, /readyz, /healthz")
 
 
 class LeaderElection(Strict):

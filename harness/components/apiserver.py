@@ -8,16 +8,13 @@ from harness.topology import Component, Host
 
 # Structured authentication config: anonymous requests are allowed only on the health endpoints, so
 # the load balancer can check /readyz while everything else needs a client certificate.
-AUTHENTICATION_CONFIG = """\
-apiVersion: apiserver.config.k8s.io/v1beta1
-kind: AuthenticationConfiguration
-anonymous:
-  enabled: true
-  conditions:
-  - path: /livez
-  - path: /readyz
-  - path: /healthz
-"""
+HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
+
+
+def authentication_config(health_only: bool) -> str:
+    conditions = "  conditions:\n" + "".join(f"  - path: {p}\n" for p in HEALTH_PATHS) if health_only else ""
+    return ("apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\n"
+            "anonymous:\n  enabled: true\n" + conditions)
 
 
 def spec(layout: Layout, host: Host) -> ComponentSpec:
@@ -51,4 +48,4 @@ def spec(layout: Layout, host: Host) -> ComponentSpec:
     argv += [f"--{name.lstrip('-')}={value}" for name, value in topology.apiserver.extra_flags.items()]
     health = HealthProbe("https", address, topology.apiserver.port, "/readyz", ca=pki.ca.cert)
     return ComponentSpec(Component.APISERVER, host.name, argv, topology.restart_policy(Component.APISERVER), health,
-                         files={auth_config: AUTHENTICATION_CONFIG})
+                         files={auth_config: authentication_config(topology.apiserver.anonymous_health_only)})

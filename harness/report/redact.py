@@ -9,7 +9,10 @@ _PATTERNS = [
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*", re.S), "[redacted PEM block]"),  # truncated block
     (re.compile(r"((?:client-key|client-certificate|certificate-authority)-data:\s*)\S+"), r"\1[redacted]"),
     (re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+)[A-Za-z0-9._\-]{8,}"), r"\1[redacted]"),
-    (re.compile(r"(?i)(token[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-]{16,}"), r"\1[redacted]"),
+    # a token as a quoted value ("token": "...") or a flag (--token=..., --token ...); bare code such as
+    # `token:e.tokens` in a report's JavaScript is not one
+    (re.compile(r"(?i)(token[\"']?\s*[:=]\s*[\"'])[A-Za-z0-9._\-]{16,}(?=[\"'])"), r"\1[redacted]"),
+    (re.compile(r"(?i)(--[a-z-]*token[= ])\S{8,}"), r"\1[redacted]"),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), "[redacted JWT]"),
     (re.compile(r"\b(?:MII|MHc|MIG)[A-Za-z0-9+/]{60,}={0,2}"), "[redacted DER base64]"),
 ]

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from harness.toolchain.versions import KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version
+from harness.toolchain.versions import ALLURE_VERSION, KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version
 
 
 class Source(str, Enum):
     KUBERNETES = "kubernetes"  # built from k8s.io/kubernetes through a wrapper module
     GO_INSTALL = "go-install"  # `go install <package>@<version>` from the Go module proxy
     DEBIAN = "debian"  # a Debian package, installed with apt-get
+    NPM = "npm"  # an npm package, installed with npm into the cache
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Tool:
             return f"Go proxy: k8s.io/kubernetes@{version} (wrapper module)"
         if self.source is Source.GO_INSTALL:
             return f"Go proxy: go install {self.package}@{version}"
+        if self.source is Source.NPM:
+            return f"npm: {self.package}@{version}"
         return f"Debian: {self.package} {version}"
 
 
@@ -52,6 +55,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("ip", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/ip", minimum="5.0.0"),
     Tool("tc", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/tc", minimum="5.0.0"),
     Tool("ping", Source.DEBIAN, ("-V",), package="iputils-ping", system_path="/usr/bin/ping", minimum="20210202.0.0"),
+    Tool("chromium", Source.DEBIAN, ("--version",), package="chromium", system_path="/usr/bin/chromium", minimum="120.0.0"),
+    Tool("allure", Source.NPM, ("--version",), package="allure", pinned=ALLURE_VERSION),
     Tool("iptables", Source.DEBIAN, ("--version",), package="iptables", system_path="/usr/sbin/iptables", minimum="1.8.0"),
 )
 

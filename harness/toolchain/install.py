@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +41,7 @@ class Toolchain:
     def wanted(self, spec: Tool) -> str:
         if spec.source is Source.KUBERNETES:
             return str(self.kubernetes)
-        if spec.source is Source.GO_INSTALL:
+        if spec.source in (Source.GO_INSTALL, Source.NPM):
             return spec.pinned
         return f">= {spec.minimum}"
 
@@ -51,7 +53,8 @@ class Toolchain:
         with self.cache.locked():
             self.cache.remove_partials()
             entries = self._install_debian([s for s in specs if s.source is Source.DEBIAN])
-            go_specs = [s for s in specs if s.source is not Source.DEBIAN]
+            entries += [self._install_npm(s) for s in specs if s.source is Source.NPM]
+            go_specs = [s for s in specs if s.source in (Source.KUBERNETES, Source.GO_INSTALL)]
             missing = [s for s in go_specs if self.cache.valid(s.name, self._version_of(s)) is None]
             entries += [e for s in go_specs if (e := self.cache.valid(s.name, self._version_of(s)))]
             if missing:
@@ -78,6 +81,25 @@ class Toolchain:
                     )
                 entries.append(self.cache.record(spec.name, version, path, source=spec.describe_source(version)))
             return entries
+
+    def _install_npm(self, spec: Tool) -> ManifestEntry:
+        """npm install <package>@<pinned> into cache/node/<name>-<version>; the entry point is the package's CLI."""
+        done = self.cache.valid(spec.name, spec.pinned)
+        if done is not None:
+            return done
+        if shutil.which("npm") is None:
+            raise ToolchainError(f"{spec.name} comes from the npm registry and this machine has no npm",
+                                 "apt-get install npm (or install Node.js >= 20 with npm)")
+        prefix = self.cache.root / "node" / f"{spec.name}-{spec.pinned}"
+        with self.reporter.step(f"npm {spec.package}@{spec.pinned}"):
+            result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix),
+                                     f"{spec.package}@{spec.pinned}"], capture_output=True, text=True)
+            if result.returncode != 0:
+                raise ToolchainError(f"npm could not install {spec.package}@{spec.pinned}:\n{result.stderr[-800:]}",
+                                     "check access to the npm registry, then run `quorum toolchain install` again")
+        entry = (prefix / "node_modules" / ".bin" / spec.name).resolve()
+        self._verify(entry, spec, spec.pinned)
+        return self.cache.record(spec.name, spec.pinned, entry, source=spec.describe_source(spec.pinned))
 
     def _build(self, specs: list[Tool]) -> list[ManifestEntry]:
         if self.cache.free_bytes() < MIN_FREE_BYTES_FOR_BUILD:

@@ -17,6 +17,7 @@ KUBERNETES_DEFAULT = "v1.34.4"
 KUBERNETES_MIN_MINOR = 34  # older releases need a Go toolchain older than the one we can rely on
 KWOK_VERSION = "v0.8.0"
 KIND_VERSION = "v0.33.0"
+ALLURE_VERSION = "3.18.0"  # npm package `allure`: Allure Report 3, renders HTML without Java
 
 KUBERNETES_BINARIES: tuple[str, ...] = (
     "kube-apiserver",

@@ -40,3 +40,30 @@ def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reaso
     assert " failed" in output and " passed" not in output.splitlines()[-1], output[-2000:]
     assert reason in output, f"{twin}: the failure does not say {reason!r}:\n{output[-3000:]}"
     assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"
+
+
+CONFORMANCE = {
+    "weak-apiserver": {"test_every_apiserver_lists_every_etcd_member", "test_authorization_is_rbac_and_node",
+                       "test_anonymous_requests_are_refused_except_on_health_endpoints"},
+    "etcd-plaintext-clients": {"test_etcd_peer_and_client_listeners_use_tls",
+                               "test_plain_http_to_the_etcd_client_port_is_refused"},
+    "etcd-no-peer-tls": {"test_etcd_peer_and_client_listeners_use_tls"},
+    "no-leader-election": {"test_leader_election_is_on_with_the_topology_timings[kube-controller-manager]",
+                           "test_leader_election_is_on_with_the_topology_timings[kube-scheduler]"},
+    "lb-no-health-check": {"test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver"},
+}
+
+
+@pytest.mark.parametrize("twin", sorted(CONFORMANCE))
+def test_each_conformance_check_fails_on_its_twin_and_only_there(tmp_path, twin):
+    import xml.etree.ElementTree as ElementTree
+
+    junit = tmp_path / "junit.xml"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "scenarios/conformance", f"--topology=clusters/defects/{twin}.yaml",
+         f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}",
+         "-p", "no:cacheprovider", "-q"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    failed = {case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")
+              if case.find("failure") is not None or case.find("error") is not None}
+    assert result.returncode == 1, (result.stdout + result.stderr)[-2000:]
+    assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"

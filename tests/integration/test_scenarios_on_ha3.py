@@ -11,11 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth"}
+SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth", "conformance"}
 
 
-def test_every_suite_passes_on_the_default_topology(tmp_path):
-    junit = tmp_path / "junit.xml"
+def test_every_suite_passes_on_the_default_topology_and_the_gate_promotes_it(tmp_path):
+    junit = tmp_path / "histories" / "junit.xml"
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "scenarios", f"--run-dir={tmp_path / 'run'}",
          f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q"],
@@ -29,3 +29,7 @@ def test_every_suite_passes_on_the_default_topology(tmp_path):
     assert SUITES <= set(passed), f"suites without a passing scenario: {SUITES - set(passed)}"
     assert len(list((tmp_path / "histories").glob("*.jsonl"))) >= sum(passed.values())
     assert not (tmp_path / "run" / "state.json").exists()
+    gate = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", "gate.yaml", "--results",
+                           str(tmp_path / "histories")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "decision: promote" in gate.stdout

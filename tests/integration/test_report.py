@@ -1,0 +1,92 @@
+"""The HTML report: rendered by Allure 3 from what scenarios attach, opened in headless Chromium, and free
+of key material."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.errors import QuorumError
+from harness.report.allure_report import generate, secrets_in, write_metadata
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "tests" / "data" / "report_scenarios"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def sample_results(directory: Path) -> Path:
+    """Run the two stand-in scenarios (one passes, one fails) with allure-pytest."""
+    subprocess.run([sys.executable, "-m", "pytest", str(SAMPLES), "-q", "-p", "no:cacheprovider", "-c", "/dev/null",
+                    "--rootdir", str(SAMPLES), f"--alluredir={directory}"], cwd=ROOT, capture_output=True, timeout=300)
+    assert len(list(directory.glob("*-result.json"))) == 2
+    write_metadata(directory, {"topology": "clusters/ha3.yaml", "kubernetes": "v1.34.4"})
+    return directory
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    base = tmp_path_factory.mktemp("report")
+    results = sample_results(base / "results")
+    generate(results, base / "out", history=base / "history.jsonl")
+    index = generate(results, base / "out", history=base / "history.jsonl")  # a second run: history grows
+    return base, index
+
+
+def test_the_report_is_generated_with_history_and_without_secrets(report):
+    base, index = report
+    assert index.is_file() and index.stat().st_size > 10_000
+    assert len((base / "history.jsonl").read_text().splitlines()) == 2
+    assert secrets_in(base / "out") == [] and secrets_in(base / "results") == []
+    summary = json.loads((base / "out" / "summary.json").read_text())
+    assert summary["stats"]["failed"] == 1 and summary["stats"]["passed"] == 1
+
+
+def test_results_with_key_material_are_refused(tmp_path):
+    results = sample_results(tmp_path / "results")
+    leaking = next(results.glob("*-attachment.txt"))
+    leaking.write_text("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBQ=\n-----END EC PRIVATE KEY-----\n")
+    with pytest.raises(QuorumError, match="key or certificate material"):
+        generate(results, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_key_material_embedded_in_a_report_is_found(tmp_path):
+    import base64
+
+    pem = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n"
+    (tmp_path / "index.html").write_text(f'<script>var a="{base64.b64encode(pem.encode() * 2).decode()}"</script>')
+    assert secrets_in(tmp_path) == ["index.html"]
+
+
+def test_the_report_shows_suites_a_failing_scenario_its_timeline_and_figures_in_chromium(report):
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (quorum toolchain install installs it)")
+    base, index = report
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(index.as_uri())
+            page.get_by_text("test_apiserver_kill_loses_the_api").first.wait_for(timeout=20_000)
+            overview = page.inner_text("body")
+            assert "test_sample_scenarios.py" in overview and "test_apiserver_kill_keeps_the_api_available" in overview
+            assert "clusters/ha3.yaml" in overview  # the environment
+            page.get_by_text("test_apiserver_kill_loses_the_api").first.click()
+            page.get_by_text("availability 70.00% is below 99.5%").first.wait_for(timeout=10_000)
+            page.get_by_text("figures", exact=True).first.click()
+            page.get_by_text("availability_pct").first.wait_for(state="visible", timeout=10_000)
+            page.get_by_text("timeline", exact=True).first.click()
+            picture = page.locator("img").last  # the timeline PNG (the logo is an SVG)
+            picture.wait_for(state="visible", timeout=10_000)
+            assert picture.evaluate("img => img.naturalWidth") > 500, "the timeline picture did not load"
+            picture.scroll_into_view_if_needed()
+            page.screenshot(path=str(base / "report.png"))
+            shutil.copyfile(base / "report.png", ROOT / "docs" / "report-screenshot.png")
+        finally:
+            browser.close()

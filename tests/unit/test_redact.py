@@ -1,0 +1,25 @@
+from harness.report.redact import contains_secret, redact
+
+
+def test_pem_blocks_kubeconfig_data_tokens_and_jwts_are_redacted():
+    text = ("a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nb\n"
+            "client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRF\n"
+            "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345\n"
+            '{"token": "abcdef.0123456789abcdef"}\n--bootstrap-token=abcdef.0123456789abcdef\n'
+            "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2lnbmF0dXJlc2lnbmF0dXJl\n")
+    clean = redact(text)
+    for secret in ("MIIEpAIBAAKCAQEA", "LS0tLS1CRUdJTiBFQyBQUklWQVRF", "abcdefghijklmnopqrstuvwxyz012345",
+                   "0123456789abcdef", "eyJzdWIiOiJzeXN0ZW0ifQ"):
+        assert secret not in clean
+    assert clean.startswith("a\n") and "\nb\n" in clean
+    assert not contains_secret(clean)
+
+
+def test_a_truncated_pem_block_is_still_redacted():
+    assert "MIIE" not in redact("log tail -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC")
+
+
+def test_ordinary_log_lines_and_code_are_left_alone():
+    for text in ("I1122 etcd-client retrying: token bucket refilled", "s.token:e.tokens.length-1,end:-1",
+                 "--tls-private-key-file=/run/pki/apiserver.key", "leader lease kube-scheduler renewed"):
+        assert not contains_secret(text), text
