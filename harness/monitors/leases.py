@@ -106,6 +106,13 @@ class LeaderWatcher:
             thread = threading.Thread(target=self._bounded, args=(function, args), daemon=True, name="leases")
             thread.start()
             self._threads.append(thread)
+        # a scenario may inject a fault right after start: the record must already say who led before it
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline:
+            with self._lock:
+                if all(subject in self.current for subject in SUBJECTS):
+                    break
+            time.sleep(self.period / 2)
         return self
 
     def _bounded(self, function, args) -> None:
