@@ -47,8 +47,10 @@ def main() -> None:
             shutil.rmtree(scratch, ignore_errors=True)
     else:
         rows.append({"install": "warm (machine cache)", "seconds": round(timed_install(dict(os.environ), args.kubernetes), 1)})
-    write_results("toolchain_install", rows, ["install", "seconds"], f"Toolchain install, Kubernetes {args.kubernetes}",
-                  "Cold includes downloading every Go module and compiling 10 binaries; Debian packages were present.")
+    note = ("Cold: empty Quorum, Go module and Go build caches (downloads every module, compiles 10 binaries); "
+            "Debian packages were present." if not args.warm_only else
+            "Warm only (`--warm-only`): every binary present, checksums verified, nothing built.")
+    write_results("toolchain_install", rows, ["install", "seconds"], f"Toolchain install, Kubernetes {args.kubernetes}", note)
 
 
 if __name__ == "__main__":
