@@ -111,12 +111,13 @@ class Journal:
 class Nemesis:
     """Injects faults into one cluster, records them in the History, and heals them whatever happens."""
 
-    def __init__(self, cluster: Cluster, history: History | None = None, step: Any = None) -> None:
+    def __init__(self, cluster: Cluster, history: History | None = None, step: Any = None, label: Any = None) -> None:
         self.cluster = cluster
         self.history = history or History()
         self.journal = Journal(cluster.run_dir)
         self.active: list[Fault] = []
         self._step = step  # a context-manager factory (allure.step) for reports; optional
+        self._label = label  # allure.dynamic.label: the report's fault and component labels; optional
         self._lock = threading.RLock()
 
     def inject(self, fault: Fault) -> Fault:
@@ -129,6 +130,11 @@ class Nemesis:
         if reason:
             raise FaultError(f"{fault.name} is unavailable here: {reason}", "skip this scenario on this machine")
         fault.plan(self.cluster)
+        if self._label is not None:
+            self._label("fault", fault.name)
+            target = fault.params().get("component") or fault.params().get("host")
+            if target:
+                self._label("component", str(target))
         with self._lock:
             self.journal.begin(fault)
             self.active.append(fault)

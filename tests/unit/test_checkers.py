@@ -234,3 +234,4 @@ def test_history_round_trips_through_jsonl(tmp_path):
     again = History.load(tmp_path / "h.jsonl")
     assert availability(again).figures == availability(h).figures
     assert again.fault_windows()[0][:2] == (0.05, 0.12)
+
