@@ -120,6 +120,15 @@ class RestartPolicy(Strict):
     max_backoff_s: float = Field(10.0, ge=0)
 
 
+class Defects(Strict):
+    """Deliberate defects for broken twins (clusters/defects/): things Quorum otherwise gets right by
+    construction. Never set these on a cluster you mean to trust."""
+
+    key_mode: str | None = Field(None, pattern=r"^0?[0-7]{3}$", description="chmod every private key, e.g. \"0644\"")
+    block_etcd_clients_from: list[str] = Field(default_factory=list, description="hosts denied etcd's client port")
+    phantom_etcd_member: bool = Field(False, description="add an etcd member that no host runs")
+
+
 class Topology(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")
     kubernetes: str = KUBERNETES_DEFAULT
@@ -132,6 +141,7 @@ class Topology(Strict):
     load_balancer: LoadBalancer = LoadBalancer()
     restart: dict[Component, RestartPolicy] = Field(default_factory=dict)
     hollow_nodes: int = Field(0, ge=0, le=5000)
+    defects: Defects = Defects()
 
     @field_validator("kubernetes")
     @classmethod
@@ -175,6 +185,9 @@ class Topology(Strict):
             raise ValueError(
                 f"{len(self.controllers)} apiservers and no load balancer; fix: add a host with roles: [loadbalancer]"
             )
+        unknown = sorted(set(self.defects.block_etcd_clients_from) - set(names))
+        if unknown:
+            raise ValueError(f"defects.block_etcd_clients_from names unknown hosts {unknown}; fix: use host names")
         for host in self.hosts:
             if Role.LOADBALANCER in host.roles and len(host.roles) > 1:
                 raise ValueError(f"host {host.name}: the loadbalancer must be a host of its own; fix: roles: [loadbalancer]")

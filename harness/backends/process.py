@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.backends import netns
+from harness.backends import defects, netns
 from harness.cluster import Cluster, environment_for_keepers, layout_for
 from harness.components import ComponentSpec, specs_for
 from harness.errors import ClusterError
@@ -72,14 +72,17 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
     try:
         say(f"run {state.run_id}: PKI")
         _write_pki(topology, layout)
+        defects.after_pki(topology, layout)
         say(f"run {state.run_id}: network {topology.network.subnet} on bridge {netns.bridge_name(state.run_id)}")
         network = netns.RunNetwork(state.run_id, topology.network.subnet, state.record)
         network.create([(h.name, topology.address_of(h)) for h in topology.hosts], topology.network.link_rate_mbit)
+        defects.after_network(topology, state.run_id)
         say(f"run {state.run_id}: starting {len(specs)} components")
         for spec in specs:
             _start_keeper(run_dir, state, spec)
         cluster = Cluster(run_dir)
         _wait_ready(cluster, say, timeout_s)
+        defects.after_ready(topology, cluster)
     except BaseException as error:
         explanation = _explain_failure(run_dir, specs) if isinstance(error, ClusterError) else ""
         say(f"run {state.run_id}: start-up failed, tearing down")

@@ -51,6 +51,9 @@ CONFORMANCE = {
     "no-leader-election": {"test_leader_election_is_on_with_the_topology_timings[kube-controller-manager]",
                            "test_leader_election_is_on_with_the_topology_timings[kube-scheduler]"},
     "lb-no-health-check": {"test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver"},
+    "loose-keys": {"test_private_keys_and_kubeconfigs_are_mode_0600"},
+    "etcd-clients-blocked": {"test_the_etcd_client_port_is_reachable_from_every_controller"},
+    "phantom-etcd-member": {"test_etcd_members_are_exactly_the_etcd_hosts"},
 }
 
 

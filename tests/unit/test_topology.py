@@ -142,3 +142,10 @@ def test_missing_file_and_bad_yaml_have_clear_errors(tmp_path):
 def test_every_problem_is_reported_at_once():
     message = problem(variant(colour="blue", etcd__heartbeet_ms=1))
     assert "colour" in message and "heartbeet_ms" in message
+
+
+def test_defects_name_real_hosts_and_octal_modes():
+    assert "unknown hosts ['c9']" in problem(variant(defects={"block_etcd_clients_from": ["c9"]}))
+    assert "defects.key_mode" in problem(variant(defects={"key_mode": "0999"}))
+    assert parse_topology(variant(defects={"key_mode": "0644"})).defects.key_mode == "0644"
+    assert parse_topology(variant()).defects.phantom_etcd_member is False

@@ -1,0 +1,35 @@
+"""Apply a topology's deliberate defects (broken twins only). Each defect is applied after the part of the
+cluster it breaks exists, and marked so that `quorum heal` never "repairs" a twin into a healthy cluster."""
+
+from __future__ import annotations
+
+from harness.backends import netns
+from harness.components import etcd as etcd_component
+from harness.components.base import Layout
+from harness.shell import run
+from harness.topology import Topology
+
+TAG = "quorum-defect"
+
+
+def after_pki(topology: Topology, layout: Layout) -> None:
+    if topology.defects.key_mode is not None:
+        for key in layout.pki.directory.rglob("*.key"):
+            key.chmod(int(topology.defects.key_mode, 8))
+
+
+def after_network(topology: Topology, run_id: str) -> None:
+    for member in topology.etcd_hosts:
+        for blocked in topology.defects.block_etcd_clients_from:
+            if blocked == member.name:
+                continue
+            run(["ip", "netns", "exec", netns.netns_name(run_id, member.name), "iptables", "-w", "-I", "INPUT",
+                 "-s", str(topology.address_of(blocked)), "-p", "tcp", "--dport", str(etcd_component.CLIENT_PORT),
+                 "-m", "comment", "--comment", TAG, "-j", "DROP"])
+
+
+def after_ready(topology: Topology, cluster) -> None:
+    if topology.defects.phantom_etcd_member:
+        nobody = topology.network.subnet.broadcast_address - 2  # inside our subnet, owned by no host
+        cluster.etcd.post(cluster.etcd_urls[0], "/v3/cluster/member/add",
+                          {"peerURLs": [f"https://{nobody}:{etcd_component.PEER_PORT}"]})
