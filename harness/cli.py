@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from harness.errors import QuorumError
@@ -179,9 +180,9 @@ def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None
     verdict = evaluate(policy, found, earlier)
     table = Table("suite", "scenario", "outcome", "key figures", "verdict", "reason", title=f"gate: {results}")
     colours = {"ok": "green", "block": "red", "unjudged": "yellow", "known failure": "blue"}
-    for row in verdict.rows:
-        table.add_row(row.suite, row.scenario, row.outcome, row.figures,
-                      f"[{colours[row.verdict]}]{row.verdict}[/]", row.reason[:120])
+    for row in verdict.rows:  # scenario ids such as test_x[kube-scheduler] must not be read as markup
+        table.add_row(escape(row.suite), escape(row.scenario), row.outcome, escape(row.figures),
+                      f"[{colours[row.verdict]}]{row.verdict}[/]", escape(row.reason[:120]))
     console.print(table)
     (results / "gate.json").write_text(verdict.to_json())
     (results / "gate-junit.xml").write_text(verdict.to_junit())
