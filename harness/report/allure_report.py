@@ -41,10 +41,7 @@ def generate(results: Path, output: Path, *, history: Path | None = None, name: 
     if not results.is_dir() or not any(results.glob("*-result.json")):
         raise QuorumError(f"no Allure results in {results}",
                           "run the suites with --alluredir, e.g. `pytest scenarios/ --alluredir reports/allure-results`")
-    leaks = secrets_in(results)
-    if leaks:
-        raise QuorumError(f"the results contain key or certificate material in {leaks}",
-                          "this is a bug in an attachment; redact it (harness/report/redact.py) and re-run")
+    refuse_secrets(results, "results")
     allure = Toolchain().path("allure")
     config = {"name": name, "output": str(output.resolve()),
               "historyPath": str((history or output.parent / "allure-history.jsonl").resolve()),
@@ -59,11 +56,15 @@ def generate(results: Path, output: Path, *, history: Path | None = None, name: 
     if result.returncode != 0 or not index.exists():
         raise QuorumError(f"allure generate failed:\n{(result.stdout + result.stderr)[-1500:]}",
                           "check the results directory; `quorum toolchain status` shows the allure install")
-    leaks = secrets_in(output)
-    if leaks:
-        raise QuorumError(f"the report contains key or certificate material in {leaks}",
-                          "this is a bug in an attachment; the report was not published")
+    refuse_secrets(output, "report")
     return index
+
+
+def refuse_secrets(directory: Path, what: str) -> None:
+    leaks = secrets_in(directory)
+    if leaks:
+        raise QuorumError(f"the {what} contain(s) key or certificate material in {leaks}",
+                          "this is a bug in an attachment; redact it at the source (harness/report/redact.py)")
 
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
