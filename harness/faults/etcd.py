@@ -8,6 +8,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import requests
 
@@ -33,18 +34,36 @@ def _other_url(cluster: Cluster, host: str) -> str:
     raise FaultError(f"no etcd member other than {host} answers")
 
 
-def _reconfigure(cluster: Cluster, host: str, path: str, body: dict, timeout_s: float = 30.0) -> dict:
+def _reconfigure(cluster: Cluster, host: str, path: str, body: dict, applied: Callable[[], bool],
+                 timeout_s: float = 30.0) -> None:
     """A membership change, retried while etcd refuses it as unsafe (503 "unhealthy cluster": etcd only
     reconfigures when the remaining members have been connected for at least 5 s, e.g. not right after a
-    partition healed)."""
+    partition healed) or while the answer is lost (a read timeout during a leader change). A change is
+    not idempotent, so before each retry `applied` asks the member list whether the lost one took effect."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            return cluster.etcd.post(_other_url(cluster, host), path, body, timeout=5.0)
+            cluster.etcd.post(_other_url(cluster, host), path, body, timeout=5.0)
+            return
         except requests.HTTPError as error:
             if error.response is None or error.response.status_code != 503 or time.monotonic() > deadline:
                 raise FaultError(f"etcd refused {path} for {host}: {error}") from None
+        except (requests.ConnectionError, requests.Timeout) as error:
+            if time.monotonic() > deadline:
+                raise FaultError(f"etcd did not answer {path} for {host} within {timeout_s:.0f} s: {error}") from None
+            if _settled(applied):
+                return
+        time.sleep(0.5)
+
+
+def _settled(applied: Callable[[], bool]) -> bool:
+    """Whether a change whose answer was lost took effect; asked until the member list answers."""
+    for _ in range(20):
+        try:
+            return applied()
+        except FaultError:
             time.sleep(0.5)
+    return False
 
 
 def _stop_member(cluster: Cluster, host: str) -> None:
@@ -80,7 +99,8 @@ class RemoveMember(Fault):
 
     def act(self, cluster: Cluster) -> None:
         cluster.control(f"etcd@{self.host}").hold()
-        _reconfigure(cluster, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]})
+        _reconfigure(cluster, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]},
+                     applied=lambda: not _peer_listed(cluster, self.host))
         _stop_member(cluster, self.host)
 
     def undo(self, cluster: Cluster) -> None:
@@ -93,7 +113,8 @@ class RemoveMember(Fault):
         members = cluster.etcd.members()
         if not any(name == self.host for name in members.values()) and not _unstarted_member(cluster, host):
             _reconfigure(cluster, self.host, "/v3/cluster/member/add",
-                         {"peerURLs": [etcd_component.peer_url(topology, host)]})
+                         {"peerURLs": [etcd_component.peer_url(topology, host)]},
+                         applied=lambda: _peer_listed(cluster, self.host))
         _stop_member(cluster, self.host)
         shutil.rmtree(_data_dir(cluster, self.host), ignore_errors=True)
         argv = [a.replace("--initial-cluster-state=new", "--initial-cluster-state=existing") for a in control.spec().argv]
@@ -104,14 +125,27 @@ class RemoveMember(Fault):
         control.clear_override()  # its data directory exists now: the initial-cluster flags are ignored
 
 
+def _member_list(cluster: Cluster, host: str) -> list[dict]:
+    """The member list as another member sees it; FaultError when none answers."""
+    try:
+        return cluster.etcd.post(_other_url(cluster, host), "/v3/cluster/member/list", {}).get("members", [])
+    except (requests.RequestException, ValueError) as error:
+        raise FaultError(f"no etcd member other than {host} lists the members: {error}") from None
+
+
+def _peer_listed(cluster: Cluster, host: str) -> bool:
+    peer = etcd_component.peer_url(cluster.topology, cluster.topology.host(host))
+    return any(peer in m.get("peerURLs", []) for m in _member_list(cluster, host))
+
+
 def _unstarted_member(cluster: Cluster, host) -> bool:
     """A member added earlier (by a heal that was interrupted) but never started has an empty name."""
     peer = etcd_component.peer_url(cluster.topology, host)
     try:
-        data = cluster.etcd.post(_other_url(cluster, host.name), "/v3/cluster/member/list", {})
-    except Exception:  # noqa: BLE001 - treated as "not known to be added"
+        members = _member_list(cluster, host.name)
+    except FaultError:  # treated as "not known to be added"
         return False
-    return any(peer in m.get("peerURLs", []) and not m.get("name") for m in data.get("members", []))
+    return any(peer in m.get("peerURLs", []) and not m.get("name") for m in members)
 
 
 def take_snapshot(cluster: Cluster, path: Path) -> Path:
