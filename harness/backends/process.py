@@ -7,6 +7,7 @@ Otherwise it tears down what it started and raises a ClusterError carrying the l
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -15,12 +16,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
+from harness import hollow
 from harness.backends import defects, netns
 from harness.cluster import Cluster, environment_for_keepers, layout_for
-from harness.components import ComponentSpec, specs_for
-from harness.errors import ClusterError
+from harness.components import ComponentSpec, binaries_for, specs_for
+from harness.errors import ClusterError, ToolchainError
 from harness.health import probe
 from harness.pki import ClusterPKI, write_kubeconfig
 from harness.shell import run
@@ -58,9 +61,8 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
             f"quorum down {run_dir}   (or `quorum down --all` for every leftover)",
         )
     layout = layout_for(topology, run_dir)
+    _require_binaries(layout, binaries_for(topology))
     specs = specs_for(layout)
-    for binary in sorted({Path(spec.argv[0]).name for spec in specs} | {"kubectl"}):
-        layout.binary(binary)  # raises ToolchainError naming `quorum toolchain install`
     started = time.monotonic()
     run_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(run_dir, 0o700)
@@ -83,6 +85,9 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
         cluster = Cluster(run_dir)
         _wait_ready(cluster, say, timeout_s)
         defects.after_ready(topology, cluster)
+        if topology.hollow_nodes.count:
+            figures = hollow.realise(cluster.api, topology, lambda line: say(f"run {state.run_id}: {line}"))
+            (run_dir / "hollow.json").write_text(json.dumps(asdict(figures)))
     except BaseException as error:
         explanation = _explain_failure(run_dir, specs) if isinstance(error, ClusterError) else ""
         say(f"run {state.run_id}: start-up failed, tearing down")
@@ -96,6 +101,19 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
     return cluster
 
 
+def _require_binaries(layout, names: list[str]) -> None:
+    """Every binary the topology runs, or one ToolchainError naming all that are missing and the command."""
+    missing = []
+    for name in names:
+        try:
+            layout.binary(name)
+        except ToolchainError as error:
+            missing.append(error)
+    if missing:
+        fix = max((e.fix for e in missing), key=len)  # the one with --kubernetes, if a Kubernetes binary is missing
+        raise ToolchainError("; ".join(e.problem for e in missing), fix)
+
+
 def _write_pki(topology: Topology, layout) -> None:
     pki = layout.pki
     pki.generate(topology)
@@ -106,6 +124,10 @@ def _write_pki(topology: Topology, layout) -> None:
         for who in ("controller-manager", "scheduler"):
             write_kubeconfig(layout.kubeconfig(host.name, who), server=local, ca=pki.ca.cert, client=pki.client(who),
                              user=f"system:kube-{who}", cluster=topology.name)
+    for host in topology.node_hosts if topology.hollow_nodes.count else []:
+        # through the load balancer, like a kubelet: losing one apiserver must not make nodes NotReady
+        write_kubeconfig(layout.kubeconfig(host.name, "kwok"), server=topology.api_endpoint, ca=pki.ca.cert,
+                         client=pki.client("kwok"), user="quorum-kwok", cluster=topology.name)
 
 
 def _start_keeper(run_dir: Path, state: RunState, spec: ComponentSpec) -> None:
@@ -117,7 +139,7 @@ def _start_keeper(run_dir: Path, state: RunState, spec: ComponentSpec) -> None:
     KeeperSpec(
         component_id=spec.id, argv=spec.argv, netns=netns.netns_name(state.run_id, spec.host), hostname=spec.host,
         policy=spec.restart.policy, backoff_s=spec.restart.backoff_s, max_backoff_s=spec.restart.max_backoff_s,
-        log=str(run_dir / "logs" / f"{spec.id}.log"), events=str(run_dir / "events.jsonl"),
+        log=str(run_dir / "logs" / f"{spec.id}.log"), events=str(run_dir / "events.jsonl"), env=spec.env,
     ).save(control)
     with open(run_dir / "logs" / "supervisor.log", "ab") as log:
         subprocess.Popen([sys.executable, "-m", "harness.supervisor", str(control)], stdin=subprocess.DEVNULL,

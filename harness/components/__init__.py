@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.components.base import ComponentSpec, HealthProbe, Layout
-from harness.components import apiserver, controller_manager, etcd, haproxy, scheduler
+from harness.components import apiserver, controller_manager, etcd, haproxy, kwok, scheduler
 from harness.topology import Component, Host
 
 _BUILDERS = {
@@ -12,7 +12,18 @@ _BUILDERS = {
     Component.CONTROLLER_MANAGER: controller_manager.spec,
     Component.SCHEDULER: scheduler.spec,
     Component.HAPROXY: haproxy.spec,
+    Component.KWOK: kwok.spec,
 }
+
+
+BINARIES = {Component.ETCD: "etcd", Component.APISERVER: "kube-apiserver",
+            Component.CONTROLLER_MANAGER: "kube-controller-manager", Component.SCHEDULER: "kube-scheduler",
+            Component.HAPROXY: "haproxy", Component.KWOK: "kwok"}
+
+
+def binaries_for(topology) -> list[str]:
+    """The binaries a topology runs (plus kubectl, which Quorum itself uses), sorted."""
+    return sorted({BINARIES[c] for host in topology.hosts for c in topology.components_on(host)} | {"kubectl"})
 
 
 def specs_for(layout: Layout) -> list[ComponentSpec]:
@@ -26,4 +37,4 @@ def spec_for(layout: Layout, component: Component, host: Host) -> ComponentSpec:
     return _BUILDERS[component](layout, host)
 
 
-__all__ = ["ComponentSpec", "HealthProbe", "Layout", "specs_for", "spec_for"]
+__all__ = ["ComponentSpec", "HealthProbe", "Layout", "binaries_for", "specs_for", "spec_for"]

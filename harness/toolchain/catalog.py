@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from harness.toolchain.versions import ALLURE_VERSION, KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version
+from harness.toolchain.versions import (ALLURE_VERSION, ETCD_MODULES, ETCD_VERSION, KIND_VERSION, KUBERNETES_BINARIES,
+                                       KWOK_VERSION, Version)
 
 
 class Source(str, Enum):
     KUBERNETES = "kubernetes"  # built from k8s.io/kubernetes through a wrapper module
     GO_INSTALL = "go-install"  # `go install <package>@<version>` from the Go module proxy
+    GO_WRAPPER = "go-wrapper"  # `go build <package>` in a wrapper module pinning the project's modules (etcd)
     DEBIAN = "debian"  # a Debian package, installed with apt-get
     NPM = "npm"  # an npm package, installed with npm into the cache
 
@@ -27,12 +29,15 @@ class Tool:
     system_path: str = ""  # where a Debian package puts the binary
     pinned: str = ""  # version for GO_INSTALL tools
     minimum: str = ""  # lowest acceptable version for DEBIAN tools
+    modules: tuple[str, ...] = ()  # module@version pins of the wrapper module for GO_WRAPPER tools
 
     def describe_source(self, version: str) -> str:
         if self.source is Source.KUBERNETES:
             return f"Go proxy: k8s.io/kubernetes@{version} (wrapper module)"
         if self.source is Source.GO_INSTALL:
             return f"Go proxy: go install {self.package}@{version}"
+        if self.source is Source.GO_WRAPPER:
+            return f"Go proxy: {self.package}@{version} (wrapper module)"
         if self.source is Source.NPM:
             return f"npm: {self.package}@{version}"
         return f"Debian: {self.package} {version}"
@@ -48,8 +53,10 @@ TOOLS: tuple[Tool, ...] = (
     Tool("kwok", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwok", pinned=KWOK_VERSION),
     Tool("kwokctl", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwokctl", pinned=KWOK_VERSION),
     Tool("kind", Source.GO_INSTALL, ("version",), package="sigs.k8s.io/kind", pinned=KIND_VERSION),
-    Tool("etcd", Source.DEBIAN, ("--version",), package="etcd-server", system_path="/usr/bin/etcd", minimum="3.4.0"),
-    Tool("etcdctl", Source.DEBIAN, ("version",), package="etcd-client", system_path="/usr/bin/etcdctl", minimum="3.4.0"),
+    Tool("etcd", Source.GO_WRAPPER, ("--version",), package="go.etcd.io/etcd/server/v3", pinned=ETCD_VERSION,
+         modules=ETCD_MODULES),
+    Tool("etcdctl", Source.GO_WRAPPER, ("version",), package="go.etcd.io/etcd/etcdctl/v3", pinned=ETCD_VERSION,
+         modules=ETCD_MODULES),
     Tool("haproxy", Source.DEBIAN, ("-v",), package="haproxy", system_path="/usr/sbin/haproxy", minimum="2.0.0"),
     Tool("iperf3", Source.DEBIAN, ("--version",), package="iperf3", system_path="/usr/bin/iperf3", minimum="3.0.0"),
     Tool("ip", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/ip", minimum="5.0.0"),
@@ -57,6 +64,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("ping", Source.DEBIAN, ("-V",), package="iputils-ping", system_path="/usr/bin/ping", minimum="20210202.0.0"),
     Tool("chromium", Source.DEBIAN, ("--version",), package="chromium", system_path="/usr/bin/chromium", minimum="120.0.0"),
     Tool("allure", Source.NPM, ("--version",), package="allure", pinned=ALLURE_VERSION),
+    Tool("wrk", Source.DEBIAN, ("-v",), package="wrk", system_path="/usr/bin/wrk", minimum="4.0.0"),
     Tool("iptables", Source.DEBIAN, ("--version",), package="iptables", system_path="/usr/sbin/iptables", minimum="1.8.0"),
 )
 

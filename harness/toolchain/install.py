@@ -41,7 +41,7 @@ class Toolchain:
     def wanted(self, spec: Tool) -> str:
         if spec.source is Source.KUBERNETES:
             return str(self.kubernetes)
-        if spec.source in (Source.GO_INSTALL, Source.NPM):
+        if spec.source in (Source.GO_INSTALL, Source.GO_WRAPPER, Source.NPM):
             return spec.pinned
         return f">= {spec.minimum}"
 
@@ -54,7 +54,7 @@ class Toolchain:
             self.cache.remove_partials()
             entries = self._install_debian([s for s in specs if s.source is Source.DEBIAN])
             entries += [self._install_npm(s) for s in specs if s.source is Source.NPM]
-            go_specs = [s for s in specs if s.source in (Source.KUBERNETES, Source.GO_INSTALL)]
+            go_specs = [s for s in specs if s.source in (Source.KUBERNETES, Source.GO_INSTALL, Source.GO_WRAPPER)]
             missing = [s for s in go_specs if self.cache.valid(s.name, self._version_of(s)) is None]
             entries += [e for s in go_specs if (e := self.cache.valid(s.name, self._version_of(s)))]
             if missing:
@@ -121,6 +121,9 @@ class Toolchain:
                 try:
                     if spec.source is Source.KUBERNETES:
                         gobuild.build_kubernetes_binary(go, wrapper, self.kubernetes, spec.name, partial, step)
+                    elif spec.source is Source.GO_WRAPPER:
+                        work = self.cache.work_dir(f"{spec.package.rsplit('/', 2)[-2]}-{version}")
+                        gobuild.build_in_wrapper(go, work, spec.modules, spec.package, partial, step)
                     else:
                         gobuild.go_install(go, spec.package, version, partial, step)
                     self._verify(partial, spec, version)

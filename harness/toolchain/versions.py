@@ -17,6 +17,15 @@ KUBERNETES_DEFAULT = "v1.34.4"
 KUBERNETES_MIN_MINOR = 34  # older releases need a Go toolchain older than the one we can rely on
 KWOK_VERSION = "v0.8.0"
 KIND_VERSION = "v0.33.0"
+# etcd from the Go module proxy (Debian bookworm's 3.4.23 is older than 3.4.31, so kube-apiserver turns
+# off RequestWatchProgress; client-go >= 0.35 informers then stall, measured with kwok: docs/toolchain.md).
+ETCD_VERSION = "v3.5.21"
+# go.etcd.io/etcd's modules replace each other with ../ paths; a wrapper module pins them all to the release
+ETCD_MODULES: tuple[str, ...] = (
+    "go.etcd.io/etcd/server/v3@v3.5.21", "go.etcd.io/etcd/etcdctl/v3@v3.5.21", "go.etcd.io/etcd/api/v3@v3.5.21",
+    "go.etcd.io/etcd/client/pkg/v3@v3.5.21", "go.etcd.io/etcd/client/v3@v3.5.21", "go.etcd.io/etcd/client/v2@v2.305.21",
+    "go.etcd.io/etcd/pkg/v3@v3.5.21", "go.etcd.io/etcd/raft/v3@v3.5.21",
+)
 ALLURE_VERSION = "3.18.0"  # npm package `allure`: Allure Report 3, renders HTML without Java
 
 KUBERNETES_BINARIES: tuple[str, ...] = (
