@@ -39,7 +39,11 @@ def config(layout: Layout, host: Host) -> str:
             f"  http-check send meth GET uri {check.path}",
             "  http-check expect status 200",
             f"  default-server inter {ms(check.interval_s)} fall {check.fall} rise {check.rise} "
-            f"check check-ssl verify required ca-file {layout.pki.ca.cert}",
+            f"check check-ssl verify required ca-file {layout.pki.ca.cert}"
+            # mode tcp keeps established connections on a backend marked down: a client with a kept-alive
+            # connection to an apiserver cut off from etcd would time out until it reconnects by itself
+            # (measured in the load suite's partition scenario). Closing them makes clients reconnect elsewhere.
+            + (" on-marked-down shutdown-sessions" if check.shutdown_sessions else ""),
         ]
     for controller in topology.controllers:
         lines.append(f"  server {controller.name} {layout.address(controller)}:{topology.apiserver.port}")
