@@ -6,6 +6,7 @@ issue many short requests with tight timeouts.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import requests
@@ -37,6 +38,12 @@ class ApiClient:
 
     def get(self, path: str, timeout: float = 2.0) -> requests.Response:
         return self.session.get(self.endpoint + path, timeout=timeout)
+
+    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10.0,
+                content_type: str = "application/json") -> requests.Response:
+        data = None if body is None else json.dumps(body)
+        return self.session.request(method, self.endpoint + path, data=data, timeout=timeout,
+                                    headers={"Content-Type": content_type} if data else None)
 
     def ready(self, timeout: float = 2.0) -> bool:
         try:

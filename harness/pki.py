@@ -157,7 +157,7 @@ class ClusterPKI:
         return Pair(self.directory / f"apiserver-{host}.crt", self.directory / f"apiserver-{host}.key")
 
     def client(self, who: str) -> Pair:
-        """who: 'admin', 'controller-manager' or 'scheduler'."""
+        """who: 'admin', 'controller-manager', 'scheduler', 'kwok' or 'loadgen'."""
         return Pair(self.directory / f"{who}.crt", self.directory / f"{who}.key")
 
     def generate(self, topology: Topology) -> None:
@@ -182,6 +182,11 @@ class ClusterPKI:
         cluster_ca.issue("admin", "kubernetes-admin", organization="system:masters", client=True)
         cluster_ca.issue("controller-manager", "system:kube-controller-manager", client=True)
         cluster_ca.issue("scheduler", "system:kube-scheduler", client=True)
+        if topology.hollow_nodes.count:
+            # kwok writes Nodes, Leases and Pod status for hundreds of nodes: cluster-admin, like kwokctl gives it
+            cluster_ca.issue("kwok", "quorum-kwok", organization="system:masters", client=True)
+        # the API load generator: its own identity, so its requests are told apart in audit and metrics
+        cluster_ca.issue("loadgen", "quorum-loadgen", organization="system:masters", client=True)
         sa = ec.generate_private_key(ec.SECP256R1())
         write_private(self.service_account_key, _key_pem(sa))
         self.service_account_pub.write_bytes(

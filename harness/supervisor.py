@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 CLONE_NEWNET = 0x40000000
@@ -45,6 +45,7 @@ class KeeperSpec:
     max_backoff_s: float
     log: str
     events: str
+    env: dict[str, str] = field(default_factory=dict)  # added to the keeper's environment
 
     def save(self, control: Path) -> None:
         control.mkdir(parents=True, exist_ok=True)
@@ -116,6 +117,7 @@ class Keeper:
         log.flush()
         try:
             self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                          env={**os.environ, **self.spec.env} if self.spec.env else None,
                                           preexec_fn=_enter_host(self.spec.netns, self.spec.hostname))
         except OSError as error:
             log.write(f"--- quorum supervisor: cannot start: {error}\n".encode())

@@ -23,6 +23,7 @@ class Role(str, Enum):
     CONTROLLER = "controller"  # apiserver, controller-manager, scheduler (and etcd unless dedicated etcd hosts exist)
     ETCD = "etcd"  # dedicated etcd member
     LOADBALANCER = "loadbalancer"  # HAProxy in front of the apiservers
+    NODES = "nodes"  # runs one kwok controller that plays the kubelet of a share of the hollow nodes
 
 
 class Component(str, Enum):
@@ -31,6 +32,7 @@ class Component(str, Enum):
     CONTROLLER_MANAGER = "kube-controller-manager"
     SCHEDULER = "kube-scheduler"
     HAPROXY = "haproxy"
+    KWOK = "kwok"
 
 
 class Strict(BaseModel):
@@ -79,6 +81,10 @@ class ApiserverSettings(Strict):
     anonymous_health_only: bool = Field(True, description="anonymous requests only on /livez, /readyz, /healthz")
 
 
+class ControllerManagerSettings(Strict):
+    extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to every controller-manager")
+
+
 class LeaderElection(Strict):
     enabled: bool = True
     lease_duration_s: float = Field(15.0, gt=0)
@@ -107,6 +113,7 @@ class HealthCheck(Strict):
     fall: int = Field(3, ge=1)
     rise: int = Field(2, ge=1)
     timeout_s: float = Field(2.0, gt=0)
+    shutdown_sessions: bool = Field(True, description="close connections to a backend marked down")
 
 
 class LoadBalancer(Strict):
@@ -118,6 +125,25 @@ class RestartPolicy(Strict):
     policy: Literal["always", "never"] = "always"
     backoff_s: float = Field(1.0, ge=0, description="first restart delay; doubles up to max_backoff_s")
     max_backoff_s: float = Field(10.0, ge=0)
+
+
+class HollowNodes(Strict):
+    """Nodes without machines: kwok controllers register them, renew their Leases every 10 s and report
+    status like kubelets, and mark pods bound to them Running. One kwok controller per host with the
+    nodes role; the nodes are shared out evenly."""
+
+    count: int = Field(0, ge=0, le=5000)
+    pods_per_node: int = Field(0, ge=0, le=110, description="pods of the hollow-pods Deployment per node")
+    create_rate_per_s: float = Field(50.0, gt=0, le=500, description="how fast Quorum creates the Node objects")
+    per_controller_max: int = Field(2000, ge=1, le=5000, description="nodes one kwok controller may be given")
+    # Pod addresses are only strings in Pod objects (nothing routes to them); they sit inside Quorum's
+    # guarded range so that anything that did try would hit the unreachable route, never the gateway.
+    pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.213.192.0/18")
+
+    @model_validator(mode="before")
+    @classmethod
+    def shorthand(cls, data: object) -> object:
+        return {"count": data} if isinstance(data, int) else data
 
 
 class Defects(Strict):
@@ -137,10 +163,11 @@ class Topology(Strict):
     hosts: list[Host] = Field(min_length=1)
     etcd: EtcdSettings = EtcdSettings()
     apiserver: ApiserverSettings = ApiserverSettings()
+    controller_manager: ControllerManagerSettings = ControllerManagerSettings()
     leader_election: LeaderElection = LeaderElection()
     load_balancer: LoadBalancer = LoadBalancer()
     restart: dict[Component, RestartPolicy] = Field(default_factory=dict)
-    hollow_nodes: int = Field(0, ge=0, le=5000)
+    hollow_nodes: HollowNodes = HollowNodes()
     defects: Defects = Defects()
 
     @field_validator("kubernetes")
@@ -189,8 +216,21 @@ class Topology(Strict):
         if unknown:
             raise ValueError(f"defects.block_etcd_clients_from names unknown hosts {unknown}; fix: use host names")
         for host in self.hosts:
-            if Role.LOADBALANCER in host.roles and len(host.roles) > 1:
-                raise ValueError(f"host {host.name}: the loadbalancer must be a host of its own; fix: roles: [loadbalancer]")
+            for alone in (Role.LOADBALANCER, Role.NODES):
+                if alone in host.roles and len(host.roles) > 1:
+                    raise ValueError(f"host {host.name}: a {alone.value} host must be a host of its own; "
+                                     f"fix: roles: [{alone.value}]")
+        hollow = self.hollow_nodes
+        if not hollow.pod_cidr.subnet_of(QUORUM_RANGE) or hollow.pod_cidr.overlaps(self.network.subnet):
+            raise ValueError(f"hollow_nodes.pod_cidr {hollow.pod_cidr} must lie inside {QUORUM_RANGE} and outside "
+                             f"network.subnet {self.network.subnet}; fix: e.g. 10.213.192.0/18")
+        if hollow.count and not self.node_hosts:
+            raise ValueError(f"hollow_nodes.count is {hollow.count} but no host has the nodes role; fix: add a host "
+                             "with roles: [nodes] (one kwok controller each, about 1000 nodes per controller)")
+        if self.node_hosts and hollow.count > hollow.per_controller_max * len(self.node_hosts):
+            wanted = -(-hollow.count // hollow.per_controller_max)
+            raise ValueError(f"{hollow.count} hollow nodes on {len(self.node_hosts)} kwok controller(s) is more than "
+                             f"{hollow.per_controller_max} each; fix: give {wanted} hosts roles: [nodes]")
         return self
 
     # ---- derived views -------------------------------------------------------------------------
@@ -204,6 +244,18 @@ class Topology(Strict):
         """Dedicated etcd hosts if any, else every controller runs a member (the Typhoon layout)."""
         dedicated = [h for h in self.hosts if Role.ETCD in h.roles]
         return dedicated or self.controllers
+
+    @property
+    def node_hosts(self) -> list[Host]:
+        """Hosts running a kwok controller for the hollow nodes."""
+        return [h for h in self.hosts if Role.NODES in h.roles]
+
+    def hollow_node_names(self, host: Host | str) -> list[str]:
+        """The hollow nodes the kwok controller on this host plays: the count shared out in host order."""
+        name = host if isinstance(host, str) else host.name
+        hosts = [h.name for h in self.node_hosts]
+        index = hosts.index(name)
+        return [f"hollow-{name}-{i:04d}" for i in range(self.hollow_nodes.count) if i % len(hosts) == index]
 
     @property
     def load_balancer_host(self) -> Host | None:
@@ -233,6 +285,8 @@ class Topology(Strict):
             components += [Component.APISERVER, Component.CONTROLLER_MANAGER, Component.SCHEDULER]
         if Role.LOADBALANCER in host.roles:
             components.append(Component.HAPROXY)
+        if Role.NODES in host.roles and self.hollow_nodes.count:
+            components.append(Component.KWOK)
         return components
 
     def restart_policy(self, component: Component) -> RestartPolicy:

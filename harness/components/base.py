@@ -34,6 +34,7 @@ class ComponentSpec:
     restart: RestartPolicy
     health: HealthProbe
     files: dict[Path, str] = field(default_factory=dict)  # configuration written before start (never secrets)
+    env: dict[str, str] = field(default_factory=dict)  # environment added for the process
 
     @property
     def id(self) -> str:

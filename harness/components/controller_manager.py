@@ -22,6 +22,7 @@ def spec(layout: Layout, host: Host) -> ComponentSpec:
         "--use-service-account-credentials=true",
         "--profiling=false",
     ]
+    argv += [f"--{name.lstrip('-')}={value}" for name, value in layout.topology.controller_manager.extra_flags.items()]
     # the serving certificate is self-signed in memory: the probe uses TLS without verification
     health = HealthProbe("https", layout.address(host), SECURE_PORT, "/healthz")
     return ComponentSpec(Component.CONTROLLER_MANAGER, host.name, argv,

@@ -149,3 +149,29 @@ def test_defects_name_real_hosts_and_octal_modes():
     assert "defects.key_mode" in problem(variant(defects={"key_mode": "0999"}))
     assert parse_topology(variant(defects={"key_mode": "0644"})).defects.key_mode == "0644"
     assert parse_topology(variant()).defects.phantom_etcd_member is False
+
+
+# ---- hollow nodes --------------------------------------------------------------------------------
+
+def test_hollow_nodes_need_a_nodes_host():
+    assert "no host has the nodes role; fix: add a host with roles: [nodes]" in problem(variant(hollow_nodes=10))
+
+
+def test_hollow_nodes_are_shared_out_between_the_nodes_hosts():
+    data = variant(hollow_nodes={"count": 5}, hosts=[*HA3["hosts"], {"name": "n1", "roles": ["nodes"]},
+                                                     {"name": "n2", "roles": ["nodes"]}])
+    topology = parse_topology(data)
+    assert topology.hollow_node_names("n1") == ["hollow-n1-0000", "hollow-n1-0002", "hollow-n1-0004"]
+    assert len(topology.hollow_node_names("n2")) == 2
+    assert Component.KWOK in topology.components_on(topology.host("n1"))
+
+
+def test_more_hollow_nodes_than_the_controllers_carry_names_how_many_nodes_hosts_to_add():
+    data = variant(hollow_nodes={"count": 5000}, hosts=[*HA3["hosts"], {"name": "n1", "roles": ["nodes"]}])
+    assert "fix: give 3 hosts roles: [nodes]" in problem(data)
+
+
+def test_hollow_pod_addresses_stay_inside_the_guarded_range():
+    data = variant(hollow_nodes={"count": 1, "pod_cidr": "10.0.0.0/16"},
+                   hosts=[*HA3["hosts"], {"name": "n1", "roles": ["nodes"]}])
+    assert "hollow_nodes.pod_cidr 10.0.0.0/16 must lie inside 10.213.0.0/16" in problem(data)

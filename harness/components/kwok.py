@@ -1,0 +1,59 @@
+"""kwok: one controller per nodes host, playing the kubelet of that host's share of the hollow nodes.
+
+It renews each node's Lease every 10 s (a 40 s lease, renewed at a quarter, as the kubelet does),
+reports node status and moves pods bound to its nodes to Running, using the Stage objects kwokctl
+runs by default (kwok_data/stages.yaml, copied from kwok v0.8.0).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import yaml
+
+from harness.components.base import ComponentSpec, HealthProbe, Layout
+from harness.topology import Component, Host
+
+PORT = 10247
+NODE_LEASE_S = 40  # the kubelet's default lease; kwok renews every quarter of it (10 s)
+HOST_LABEL = "quorum.dev/hollow-host"  # which kwok controller plays the node
+HOLLOW_LABEL = "quorum.dev/hollow"
+
+
+def stages() -> str:
+    return resources.files("harness.components").joinpath("kwok_data/stages.yaml").read_text()
+
+
+def configuration(layout: Layout, host: Host) -> str:
+    hollow = layout.topology.hollow_nodes
+    options = {
+        "cidr": str(hollow.pod_cidr),
+        "nodeIP": layout.address(host),
+        "nodePort": PORT,
+        "serverAddress": f"{layout.address(host)}:{PORT}",
+        "manageAllNodes": False,
+        "manageNodesWithLabelSelector": f"{HOST_LABEL}={host.name}",
+        "nodeLeaseDurationSeconds": NODE_LEASE_S,
+        "nodeLeaseParallelism": 8,  # 1000 renewals per 10 s need more than the default 4 under load
+        "podPlayStageParallelism": 4,
+        "nodePlayStageParallelism": 4,
+        "enableProfilingHandler": False,
+        "enablePodsOnNodeSyncStreamWatch": True,
+        "enablePodsOnNodeSyncListPager": False,
+    }
+    head = yaml.safe_dump({"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
+                           "options": options}, sort_keys=False)
+    return f"{head}{stages()}"
+
+
+def config_path(layout: Layout, host: Host):
+    return layout.config_dir(host.name) / "kwok.yaml"
+
+
+def spec(layout: Layout, host: Host) -> ComponentSpec:
+    config = config_path(layout, host)
+    argv = [str(layout.binary("kwok")), f"--config={config}", f"--kubeconfig={layout.kubeconfig(host.name, 'kwok')}",
+            "--v=WARN"]  # INFO logs every lease renewal: 100 lines/s at 1000 nodes
+    health = HealthProbe("http", layout.address(host), PORT, "/healthz")
+    return ComponentSpec(Component.KWOK, host.name, argv, layout.topology.restart_policy(Component.KWOK), health,
+                         files={config: configuration(layout, host)})
