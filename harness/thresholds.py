@@ -91,3 +91,23 @@ def etcd_write_outage_max_s(topology: Topology, client_timeout_s: float) -> floa
     """The longest stretch with no acknowledged write when the leader dies: the leader change plus one
     client request timeout (a request in flight to the dead leader only fails when it times out)."""
     return etcd_leader_change_max_s(topology) + client_timeout_s
+
+
+# ---- API SLOs under load (ANCHORS.md, Kubernetes SIG Scalability SLOs) ------------------------------
+SLO_MUTATING_S = 1.0  # p99 of mutating calls on single objects, per (resource, verb)
+SLO_GET_S = 1.0  # p99 of single-object reads
+SLO_LIST_NAMESPACE_S = 5.0  # p99 of namespace-scoped LISTs
+SLO_LIST_CLUSTER_S = 30.0  # p99 of cluster-scoped LISTs
+SLO_WINDOW_S = 300.0  # the SLOs are p99 over 5-minute windows; the ci profile uses shorter ones, stated in the report
+# The error budget of a load run follows from ClusterLoader2's API availability threshold (99.5 %).
+LOAD_ERROR_RATE_MAX = 1.0 - AVAILABILITY_PCT / 100.0
+
+
+APISERVER_ETCD_READYCHECK_S = 2.0  # kube-apiserver --etcd-readycheck-timeout default
+
+
+def apiserver_cut_from_etcd_detection_s(topology: Topology) -> float:
+    """From cutting an apiserver's host off the etcd majority until the LB stops sending it requests: its
+    etcd member loses the leader (an election timeout), its /readyz etcd check fails after its timeout,
+    then the LB needs its own detection time."""
+    return etcd_election_s(topology) + APISERVER_ETCD_READYCHECK_S + lb_detection_s(topology)

@@ -1,0 +1,180 @@
+"""Figures of the 1000-node load work (issue 7), written to bench/results/load*.json and docs/benchmarks.md.
+
+    python bench/load.py ready [--counts 1000]        # time until N hollow nodes (and their pods) are Ready
+    python bench/load.py usage [--seconds 30]         # CPU and memory of etcd, apiservers, kwok at 1000 nodes
+    python bench/load.py capacity [--counts 1000 2000 3000]  # highest node count with the ci load within SLOs
+    python bench/load.py rps [--seconds 20]           # one locust process vs wrk, same endpoint, same run
+
+Each mode brings up its own cluster in a scratch run directory and takes it down again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from common import write_results  # noqa: E402
+
+from harness.backends import process  # noqa: E402
+from harness.checkers.slo import error_rate, heartbeat_health, latency_slo  # noqa: E402
+from harness.history import History  # noqa: E402
+from harness.load.generator import LoadGenerator, spec_for  # noqa: E402
+from harness.monitors.nodes import NodeReadiness  # noqa: E402
+
+BASE = ROOT / "clusters" / "ha3-1000.yaml"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def topology_with(count: int, scratch: Path) -> Path:
+    data = yaml.safe_load(BASE.read_text())
+    data["name"] = f"bench-{count}"
+    hosts = [h for h in data["hosts"] if "nodes" not in h["roles"]]
+    per = data["hollow_nodes"].get("per_controller_max", 2000)
+    hosts += [{"name": f"n{i + 1}", "roles": ["nodes"]} for i in range(max(1, -(-count // min(per, 1500))))]
+    data["hosts"] = hosts
+    data["hollow_nodes"]["count"] = count
+    path = scratch / f"bench-{count}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+class Cluster:
+    def __init__(self, count: int) -> None:
+        self.scratch = Path(tempfile.mkdtemp(prefix="quorum-bench-"))
+        self.topology = topology_with(count, self.scratch)
+        self.run_dir = self.scratch / "run"
+
+    def __enter__(self):
+        started = time.monotonic()
+        self.cluster = process.up(self.topology, self.run_dir, say=lambda line: print(line, flush=True))
+        self.up_s = time.monotonic() - started
+        self.hollow = json.loads((self.run_dir / "hollow.json").read_text())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        process.down(self.run_dir)
+
+
+def ready(counts: list[int]) -> None:
+    rows = []
+    for count in counts:
+        with Cluster(count) as c:
+            rows.append({"nodes": count, "nodes_ready_s": round(c.hollow["nodes_ready_s"], 1),
+                         "pods": c.hollow["pods"], "pods_running_s": round(c.hollow["pods_running_s"], 1),
+                         "whole_up_s": round(c.up_s, 1), "goal": "nodes Ready <= 120 s",
+                         "met": "yes" if c.hollow["nodes_ready_s"] <= 120 else "no"})
+    write_results("load_ready", rows, ["nodes", "nodes_ready_s", "pods", "pods_running_s", "whole_up_s", "goal", "met"],
+                  "Hollow nodes: time until Ready",
+                  "Nodes are created at 50/s (hollow_nodes.create_rate_per_s), then the Deployment of one pod per node. "
+                  "nodes_ready_s runs from the first create to every node Ready; whole_up_s includes the control plane.")
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _rss_mib(pid: int) -> float:
+    match = re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{pid}/status").read_text())
+    return int(match.group(1)) / 1024 if match else 0.0
+
+
+def _usage(cluster, seconds: float) -> dict[str, tuple[float, float]]:
+    pids = {cid: cluster.pid(cid) for cid in cluster.specs if cid.split("@")[0] in ("etcd", "kube-apiserver", "kwok")}
+    before = {cid: _cpu_ticks(pid) for cid, pid in pids.items() if pid}
+    time.sleep(seconds)
+    return {cid: (100.0 * (_cpu_ticks(pids[cid]) - ticks) / TICK / seconds, _rss_mib(pids[cid]))
+            for cid, ticks in before.items()}
+
+
+def usage(seconds: float) -> None:
+    rows = []
+    with Cluster(1000) as c:
+        idle = _usage(c.cluster, seconds)
+        history = History()
+        spec = spec_for(c.cluster, users=10, rate_per_s=20, duration_s=seconds + 10)
+        with LoadGenerator(c.cluster, history, spec, c.scratch / "load"):
+            time.sleep(5)
+            loaded = _usage(c.cluster, seconds)
+        for cid in sorted(idle):
+            rows.append({"process": cid, "idle_cpu_pct": round(idle[cid][0], 1), "idle_rss_mib": round(idle[cid][1]),
+                         "load_cpu_pct": round(loaded.get(cid, (0, 0))[0], 1),
+                         "load_rss_mib": round(loaded.get(cid, (0, 0))[1])})
+    write_results("load_usage", rows, ["process", "idle_cpu_pct", "idle_rss_mib", "load_cpu_pct", "load_rss_mib"],
+                  "CPU and memory at 1000 hollow nodes",
+                  f"CPU in % of one core over {seconds:.0f} s from /proc/PID/stat; idle = Lease renewals of 1000 nodes "
+                  "(about 100 writes/s) and nothing else; load = the ci API load (20 requests/s, 10 users) on top.")
+
+
+def capacity(counts: list[int], seconds: float) -> None:
+    rows = []
+    for count in counts:
+        try:
+            with Cluster(count) as c:
+                history = History()
+                monitor = NodeReadiness(c.cluster, history).start()
+                spec = spec_for(c.cluster, users=10, rate_per_s=20, duration_s=seconds)
+                LoadGenerator(c.cluster, history, spec, c.scratch / "load").start().wait()
+                monitor.stop()
+                verdicts = [latency_slo(history, window_s=20.0), error_rate(history),
+                            heartbeat_health(history, expected=count)]
+                rows.append({"nodes": count, "nodes_ready_s": round(c.hollow["nodes_ready_s"], 1),
+                             "slos_met": "yes" if all(verdicts) else "no",
+                             "failed": "; ".join(v.explanation[:120] for v in verdicts if not v.passed) or "-"})
+        except Exception as error:  # noqa: BLE001 - a count the machine cannot bring up is a figure too
+            rows.append({"nodes": count, "nodes_ready_s": "-", "slos_met": "no", "failed": f"up failed: {str(error)[:160]}"})
+    write_results("load_capacity", rows, ["nodes", "nodes_ready_s", "slos_met", "failed"],
+                  "Highest hollow node count with the SLOs met",
+                  f"Each count: its own cluster (one kwok controller per 1500 nodes), the ci load for {seconds:.0f} s, "
+                  "the latency SLOs in 20 s windows, the 0.5 % error budget and node heartbeats.")
+
+
+def rps(seconds: float) -> None:
+    with Cluster(1000) as c:
+        url = f"{c.cluster.topology.api_endpoint}/readyz"
+        spec = spec_for(c.cluster, users=20, rate_per_s=5000, duration_s=seconds, mix={"readyz": 1}, unpaced=True,
+                        processes=1)
+        summary = LoadGenerator(c.cluster, History(), spec, c.scratch / "load").start().wait()
+        out = subprocess.run(["wrk", "-t1", "-c20", f"-d{int(seconds)}s", url], capture_output=True, text=True,
+                             timeout=seconds + 60).stdout
+        match = re.search(r"Requests/sec:\s+([\d.]+)", out)
+        wrk_rps = float(match.group(1)) if match else 0.0
+    rows = [{"tool": "locust (1 process, FastHttpUser, 20 users, client certificate)", "rps": round(summary.rps, 1)},
+            {"tool": "wrk (1 thread, 20 connections, anonymous)", "rps": round(wrk_rps, 1)},
+            {"tool": "ratio locust / wrk", "rps": round(summary.rps / wrk_rps, 3) if wrk_rps else "-"}]
+    write_results("load_rps", rows, ["tool", "rps"], "Requests per second: one locust process vs wrk",
+                  f"Both against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
+                  "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
+                  "certificates) and locust hit the same endpoint.")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["ready", "usage", "capacity", "rps"])
+    parser.add_argument("--counts", type=int, nargs="+", default=None)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    args = parser.parse_args()
+    if args.mode == "ready":
+        ready(args.counts or [1000])
+    elif args.mode == "usage":
+        usage(args.seconds)
+    elif args.mode == "capacity":
+        capacity(args.counts or [1000, 2000, 3000], max(args.seconds, 60.0))
+    else:
+        rps(args.seconds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""The harness side of a load run: worker processes started and bounded, their requests put into the
+History as operations (f="load.<verb>", target=<resource>, extra scope and HTTP status)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.cluster import Cluster, environment_for_keepers
+from harness.history import History, Op, Outcome
+from harness.load.spec import LOAD_NAMESPACE, LoadSpec, parse_spec
+
+STOP_GRACE_S = 15.0
+
+
+@dataclass(frozen=True)
+class LoadSummary:
+    requests: int
+    failures: int
+    rps: float  # achieved, over all processes
+    rps_per_process: float
+    processes: int
+
+
+def spec_for(cluster: Cluster, **settings) -> LoadSpec:
+    """A load spec for this cluster: its endpoint, the loadgen identity and its hollow nodes."""
+    pki = cluster.layout.pki
+    client = pki.client("loadgen")
+    topology = cluster.topology
+    nodes = [n for h in topology.node_hosts for n in topology.hollow_node_names(h)]
+    settings.setdefault("processes", min(os.cpu_count() or 1, 2))
+    return parse_spec({"endpoint": topology.api_endpoint, "ca": pki.ca.cert, "cert": client.cert, "key": client.key,
+                       "nodes": nodes, **settings})
+
+
+class LoadGenerator:
+    def __init__(self, cluster: Cluster, history: History, spec: LoadSpec, work_dir: Path) -> None:
+        if spec.processes > (os.cpu_count() or 1):
+            from harness.load.spec import LoadSpecError
+
+            raise LoadSpecError(f"{spec.processes} load processes on {os.cpu_count()} cores",
+                                "use at most one process per core (processes: N)")
+        self.cluster, self.history, self.spec = cluster, history, spec
+        self.work_dir = work_dir
+        self.processes: list[subprocess.Popen] = []
+        self.summary: LoadSummary | None = None
+        self.started_at: float | None = None
+
+    def _files(self, index: int) -> tuple[Path, Path, Path]:
+        return (self.work_dir / f"load-{index}.spec.json", self.work_dir / f"load-{index}.jsonl",
+                self.work_dir / f"load-{index}.summary.json")
+
+    def start(self) -> "LoadGenerator":
+        self.cluster.ensure_local()
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        _ensure_namespace(self.cluster)
+        self.history.event("load.start", users=self.spec.users, rate_per_s=self.spec.rate_per_s,
+                           duration_s=self.spec.duration_s, processes=self.spec.processes)
+        self.started_at = time.monotonic()
+        for index in range(self.spec.processes):
+            spec_file, records, summary = self._files(index)
+            spec_file.write_text(self.spec.share(index).model_dump_json())
+            for stale in (records, summary):
+                stale.unlink(missing_ok=True)
+            with open(self.work_dir / f"load-{index}.log", "ab") as log:
+                self.processes.append(subprocess.Popen(
+                    [sys.executable, "-m", "harness.load.worker", str(spec_file), str(records), str(summary)],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=environment_for_keepers()))
+        return self
+
+    def wait(self) -> LoadSummary:
+        """Until the run's duration is over (plus grace), then stop whatever still runs."""
+        deadline = (self.started_at or time.monotonic()) + self.spec.duration_s + STOP_GRACE_S + self.spec.request_timeout_s
+        for process in self.processes:
+            try:
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        return self.stop()
+
+    def stop(self) -> LoadSummary:
+        if self.summary is not None:
+            return self.summary
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.summary = self._collect()
+        self.history.event("load.end", requests=self.summary.requests, failures=self.summary.failures,
+                           rps=round(self.summary.rps, 2))
+        return self.summary
+
+    def _collect(self) -> LoadSummary:
+        requests = failures = 0
+        rps = 0.0
+        for index in range(len(self.processes)):
+            _, records, summary = self._files(index)
+            if records.exists():
+                for line in records.read_text().splitlines():
+                    try:
+                        r = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # a line torn by a killed worker
+                    self.history.add_op(Op(f"load-{index}", f"load.{r['verb']}", r["resource"], r["t0"], r["t1"],
+                                           Outcome.OK if r["ok"] else Outcome.FAIL, error=r["error"],
+                                           extra={"scope": r["scope"], "status": r["status"]}))
+                    requests += 1
+                    failures += 0 if r["ok"] else 1
+            if summary.exists():
+                rps += json.loads(summary.read_text()).get("rps", 0.0)
+        count = max(len(self.processes), 1)
+        return LoadSummary(requests, failures, rps, rps / count, len(self.processes))
+
+    def __enter__(self) -> "LoadGenerator":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _ensure_namespace(cluster: Cluster) -> None:
+    from harness.hollow import ensure_namespace
+
+    ensure_namespace(cluster.api, LOAD_NAMESPACE)

@@ -1,0 +1,98 @@
+"""What a load run does: who, how fast, how long, which mix. Serialised to the worker processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.errors import QuorumError
+
+CHURN_LIMIT_PER_S = 20.0  # the SLOs' prerequisite: at most 20 objects/s created or deleted (ANCHORS.md)
+LOAD_NAMESPACE = "quorum-load"
+
+# task -> (verb, resource, scope); scope follows the SLO: "resource" (one object), "namespace", "cluster"
+TASKS: dict[str, tuple[str, str, str]] = {
+    "get_node": ("get", "nodes", "resource"),
+    "list_nodes": ("list", "nodes", "cluster"),
+    "watch_node": ("watch", "nodes", "cluster"),
+    "get_pod": ("get", "pods", "resource"),
+    "list_pods_namespace": ("list", "pods", "namespace"),
+    "list_pods_on_node": ("list", "pods", "cluster"),
+    "watch_pods": ("watch", "pods", "namespace"),
+    "configmap": ("mutate", "configmaps", "resource"),  # create, update or delete, one request each
+    "pod": ("mutate", "pods", "resource"),  # create or delete
+    "patch_node_status": ("patch", "nodes", "resource"),
+    "readyz": ("get", "readyz", "health"),  # anonymous health read: bench/load.py compares locust with wrk on it
+}
+CHURNING = {"configmap": 2 / 3, "pod": 1.0}  # share of a task's requests that create or delete an object
+
+DEFAULT_MIX = {
+    "get_node": 20, "list_nodes": 2, "watch_node": 2, "get_pod": 15, "list_pods_namespace": 6,
+    "list_pods_on_node": 10, "watch_pods": 2, "configmap": 20, "pod": 8, "patch_node_status": 15,
+}
+
+
+class LoadSpecError(QuorumError):
+    pass
+
+
+class LoadSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    endpoint: str
+    ca: Path
+    cert: Path
+    key: Path
+    nodes: list[str] = Field(min_length=1, description="hollow node names the users read and patch")
+    pods_namespace: str = "quorum-hollow"
+    namespace: str = LOAD_NAMESPACE
+    users: int = Field(10, ge=1, le=1000)
+    rate_per_s: float = Field(20.0, gt=0, le=5000, description="requests per second over all users")
+    duration_s: float = Field(60.0, gt=0, le=3600)
+    processes: int = Field(1, ge=1, le=64)
+    mix: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_MIX))
+    request_timeout_s: float = Field(60.0, gt=0, description="client-side timeout of one request")
+    churn_limit_per_s: float = CHURN_LIMIT_PER_S
+    unpaced: bool = Field(False, description="no wait between requests (benchmarks): rate_per_s only bounds the count")
+
+    @model_validator(mode="after")
+    def sane(self) -> "LoadSpec":
+        unknown = sorted(set(self.mix) - set(TASKS))
+        if unknown:
+            raise ValueError(f"unknown tasks in mix {unknown}; fix: use {sorted(TASKS)}")
+        if not any(w > 0 for w in self.mix.values()) or any(w < 0 for w in self.mix.values()):  # noqa: SIM102
+            raise ValueError("mix weights must be >= 0 with at least one positive; fix: e.g. {get_node: 1}")
+        if self.churn_per_s > self.churn_limit_per_s:
+            raise ValueError(
+                f"this mix creates and deletes {self.churn_per_s:.1f} objects/s, above the SLOs' prerequisite of "
+                f"{self.churn_limit_per_s:.0f}/s, so an SLO verdict would mean nothing; fix: lower rate_per_s or the "
+                f"weights of {sorted(CHURNING)}")
+        return self
+
+    @property
+    def churn_per_s(self) -> float:
+        total = sum(self.mix.values())
+        return self.rate_per_s * sum(self.mix.get(t, 0) * share for t, share in CHURNING.items()) / total
+
+    @property
+    def max_requests(self) -> int:
+        """Every loop is bounded in count as well as time: 20 % above the planned number."""
+        return int(self.rate_per_s * self.duration_s * 1.2) + 100
+
+    def share(self, process: int) -> "LoadSpec":
+        """This worker process's part: users and rate split evenly."""
+        users = self.users // self.processes + (1 if process < self.users % self.processes else 0)
+        return self.model_copy(update={"users": max(users, 1), "rate_per_s": self.rate_per_s / self.processes,
+                                       "processes": 1})
+
+
+def parse_spec(data: object) -> LoadSpec:
+    from pydantic import ValidationError
+
+    try:
+        return LoadSpec.model_validate(data)
+    except ValidationError as error:
+        lines = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
+                          for e in error.errors())
+        raise LoadSpecError(f"invalid load settings: {lines}", "correct the load profile as the message says") from None

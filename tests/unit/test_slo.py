@@ -1,0 +1,112 @@
+"""The load verdicts on hand-made Histories: SLO classes, windows, exclusions, error budget, heartbeats."""
+
+import pytest
+
+from harness.checkers import Status
+from harness.checkers.slo import error_rate, heartbeat_health, latency_slo, latency_table, percentile, pods_kept, slo_for
+from harness.history import History, Outcome
+from harness.load.spec import LoadSpecError, parse_spec
+
+
+def request(history, t, latency, verb="get", resource="nodes", scope="resource", ok=True):
+    history.record("load-0", f"load.{verb}", resource, t, Outcome.OK if ok else Outcome.FAIL, complete=t + latency,
+                   scope=scope, status=200 if ok else 500)
+
+
+def test_slo_classes_follow_the_published_numbers():
+    assert slo_for("create", "resource") == slo_for("patch", "resource") == slo_for("get", "resource") == 1.0
+    assert slo_for("list", "namespace") == 5.0 and slo_for("list", "cluster") == 30.0
+    assert slo_for("watch", "namespace") is None  # streaming calls have no latency SLO
+
+
+def test_nearest_rank_percentile():
+    assert percentile([float(i) for i in range(1, 101)], 0.99) == 99.0
+    assert percentile([0.1, 5.0], 0.99) == 5.0  # with few samples p99 is the maximum
+
+
+def test_a_slow_window_fails_even_when_the_whole_run_looks_fine():
+    h = History()
+    for i in range(300):  # 300 s of fast gets, one per second
+        request(h, float(i), 0.02)
+    for i in range(5):  # inside one 20 s window: 5 of 20 requests take 1.5 s
+        request(h, 100.0 + i * 0.1, 1.5)
+    whole = latency_table(h, window_s=1000.0)[0]
+    assert whole.p99_s == 1.5 and whole.count == 305
+    verdict = latency_slo(h, window_s=20.0)
+    assert verdict.status is Status.FAIL
+    assert "get nodes (resource) p99 1.500s > 1s" in verdict.explanation
+
+
+def test_a_cluster_list_of_ten_seconds_is_within_its_slo_but_a_namespace_list_is_not():
+    h = History()
+    request(h, 0.0, 10.0, verb="list", resource="pods", scope="cluster")
+    assert latency_slo(h, window_s=60.0).passed
+    request(h, 1.0, 10.0, verb="list", resource="pods", scope="namespace")
+    assert latency_slo(h, window_s=60.0).status is Status.FAIL
+
+
+def test_excluded_windows_are_not_judged():
+    h = History()
+    for i in range(60):
+        request(h, float(i), 3.0 if 20 <= i < 30 else 0.05, verb="create", resource="configmaps")
+    assert latency_slo(h, window_s=60.0).status is Status.FAIL
+    assert latency_slo(h, window_s=60.0, exclude=[(19.5, 30.5)]).passed
+
+
+def test_no_load_requests_is_unknown_not_pass():
+    assert latency_slo(History()).status is Status.UNKNOWN
+    assert error_rate(History()).status is Status.UNKNOWN
+
+
+def test_error_budget_is_half_a_percent():
+    h = History()
+    for i in range(1000):
+        request(h, float(i), 0.01, ok=i >= 5)  # 5 failed of 1000: 0.5 %
+    assert error_rate(h).passed
+    request(h, 1000.0, 0.01, ok=False)
+    verdict = error_rate(h)
+    assert verdict.status is Status.FAIL and "get nodes: 500 x6" in verdict.explanation
+
+
+def test_one_sample_with_a_node_not_ready_fails_heartbeats():
+    h = History()
+    for t in range(10):
+        h.event("nodes.ready", t=float(t), total=1000, ready=1000, examples=[])
+    assert heartbeat_health(h, expected=1000).passed
+    h.event("nodes.ready", t=11.0, total=1000, ready=999, examples=["hollow-n1-0007"])
+    verdict = heartbeat_health(h, expected=1000)
+    assert verdict.status is Status.FAIL and "hollow-n1-0007" in verdict.explanation
+    assert heartbeat_health(History(), expected=1000).status is Status.UNKNOWN
+
+
+def test_a_vanished_node_counts_as_not_ready():
+    h = History()
+    h.event("nodes.ready", t=0.0, total=999, ready=999, examples=[])
+    assert heartbeat_health(h, expected=1000).status is Status.FAIL
+
+
+def test_pods_kept_compares_identities():
+    assert pods_kept({"a", "b"}, {"a", "b", "c"}).passed
+    assert pods_kept({"a", "b"}, {"a", "c"}).status is Status.FAIL  # b was evicted and replaced by c
+    assert pods_kept(set(), set()).status is Status.UNKNOWN
+
+
+def _spec(**overrides):
+    return {"endpoint": "https://10.213.4.10:6443", "ca": "/ca", "cert": "/c", "key": "/k", "nodes": ["n"], **overrides}
+
+
+def test_a_load_above_the_churn_prerequisite_is_refused_with_a_fix():
+    with pytest.raises(LoadSpecError, match=r"objects/s, above the SLOs' prerequisite of 20/s.*fix: lower rate_per_s"):
+        parse_spec(_spec(rate_per_s=200))
+    assert parse_spec(_spec(rate_per_s=20)).churn_per_s < 20
+
+
+def test_load_spec_names_unknown_tasks():
+    with pytest.raises(LoadSpecError, match=r"unknown tasks in mix \['get_secrets'\]"):
+        parse_spec(_spec(mix={"get_secrets": 1}))
+
+
+def test_a_share_splits_users_and_rate_between_processes():
+    spec = parse_spec(_spec(users=5, rate_per_s=10, processes=2))
+    assert [spec.share(i).users for i in range(2)] == [3, 2]
+    assert spec.share(0).rate_per_s == 5 and spec.share(1).processes == 1
