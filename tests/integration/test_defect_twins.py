@@ -25,6 +25,8 @@ CASES = [
     ("lb-no-health-check", "scenarios/apiserver_flags/test_flag_corruption.py", "wrong-etcd-endpoint",
      "[availability: fail] availability"),
     ("slow-links", "scenarios/bandwidth/test_bandwidth.py", "host_to_host", "links below 5.0 Gbit/s"),
+    # every load scenario (all their names contain "load") checks node heartbeats
+    ("node-grace-too-short", "scenarios/load/test_load.py", "load", "[node-heartbeats: fail]"),
 ]
 
 

@@ -1,7 +1,8 @@
 """The other half of the defect-twin proof: on the default topology every suite passes (ci profile).
 
 This is the README's main job (`pytest scenarios/`) run as a test, so CI proves the suites are green on a
-healthy cluster and red on each broken twin (test_defect_twins.py).
+healthy cluster and red on each broken twin (test_defect_twins.py). The load suite runs last, on
+clusters/ha3-1000.yaml (1000 hollow nodes), after the ha3 cluster is taken down.
 """
 
 import subprocess
@@ -11,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth", "conformance"}
+SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth", "conformance", "load"}
 
 
 def test_every_suite_passes_on_the_default_topology_and_the_gate_promotes_it(tmp_path):
@@ -31,6 +32,7 @@ def test_every_suite_passes_on_the_default_topology_and_the_gate_promotes_it(tmp
     recorded = sum(count for suite, count in passed.items() if suite != "conformance")
     assert len(list((tmp_path / "histories").glob("*.jsonl"))) >= recorded
     assert not (tmp_path / "run" / "state.json").exists()
+    assert not (tmp_path / "run-ha3-1000" / "state.json").exists(), "the load cluster must be torn down"
     gate = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", "gate.yaml", "--results",
                            str(tmp_path / "histories")], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert gate.returncode == 0, gate.stdout + gate.stderr

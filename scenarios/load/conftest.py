@@ -1,0 +1,54 @@
+"""The load suite's fixtures: the hollow nodes' readiness monitor and the API load itself.
+
+Every test here is marked hollow_nodes: it runs on --load-topology (clusters/ha3-1000.yaml) unless the
+session's --topology has hollow nodes of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import allure
+import pytest
+
+from harness.checkers import slo
+from harness.cluster import Cluster
+from harness.history import History
+from harness.load.generator import LoadGenerator, spec_for
+from harness.monitors.nodes import NodeReadiness
+from harness.report.load_plots import plot_load
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "scenarios/load" in str(item.fspath):
+            item.add_marker(pytest.mark.hollow_nodes)
+
+
+@pytest.fixture
+def node_readiness(cluster: Cluster, history: History) -> Iterator[NodeReadiness]:
+    monitor = NodeReadiness(cluster, history).start()
+    yield monitor
+    if monitor.running:
+        monitor.stop()
+
+
+@pytest.fixture
+def api_load(request: pytest.FixtureRequest, cluster: Cluster, history: History, profile,
+             quorum_settings) -> Iterator[LoadGenerator]:
+    """The profile's API load, started; the test waits for it (or stops it). Afterwards the latency
+    table and the load picture are attached to the report."""
+    spec = spec_for(cluster, users=profile.load_users, rate_per_s=profile.load_rate_per_s, duration_s=profile.load_s)
+    work = quorum_settings.history_dir / "load" / request.node.name
+    generator = LoadGenerator(cluster, history, spec, work).start()
+    try:
+        yield generator
+    finally:
+        summary = generator.stop()
+        rows = slo.latency_table(history, profile.slo_window_s)
+        allure.attach(slo.table_text(rows, profile.slo_window_s) +
+                      f"\n\nachieved {summary.rps:.1f} requests/s over {summary.processes} locust process(es) "
+                      f"({spec.rate_per_s:.0f}/s planned, {spec.users} users, churn {spec.churn_per_s:.1f} objects/s)",
+                      name="latency percentiles", attachment_type=allure.attachment_type.TEXT)
+        picture = plot_load(history, work / "load.png", title=request.node.nodeid)
+        if picture is not None:
+            allure.attach.file(str(picture), name="latency and request rate", attachment_type=allure.attachment_type.PNG)

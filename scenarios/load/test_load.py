@@ -1,0 +1,123 @@
+"""API load on hollow nodes (1000 on clusters/ha3-1000.yaml), judged against the Kubernetes SLOs:
+p99 latency per (verb, resource, scope) in windows (5 minutes nightly, the profile's window in ci),
+an error budget of 0.5 % (ClusterLoader2's 99.5 % availability), and node heartbeats (no hollow node
+goes NotReady). Faults happen under the load; the SLOs are judged over the rest of the run."""
+
+import time
+
+import pytest
+
+from harness.checkers import availability
+from harness.checkers.slo import error_rate, heartbeat_health, latency_slo, pods_kept
+from harness.faults import Kill, Partition
+from harness.hollow import NAMESPACE
+from harness.scenario import explain_all, judge, wait_healthy
+from harness.thresholds import (AVAILABILITY_PCT, apiserver_cut_from_etcd_detection_s, leader_failover_max_s,
+                                restart_budget_s)
+from harness.topology import Component
+
+SETTLE_S = 15.0  # after a fault healed: the LB's rise checks and the clients' reconnects, excluded from the SLOs
+
+
+def _hollow_count(cluster) -> int:
+    return cluster.topology.hollow_nodes.count
+
+
+def _hollow_pod_uids(cluster) -> set[str]:
+    response = cluster.api.request("GET", f"/api/v1/namespaces/{NAMESPACE}/pods", timeout=30.0)
+    response.raise_for_status()
+    return {p["metadata"]["uid"] for p in response.json()["items"]}
+
+
+def test_steady_load_meets_the_slos(cluster, history, node_readiness, api_load, profile):
+    """The profile's API load for its whole duration, no faults: every p99 within its SLO in every
+    window, errors within budget, every hollow node Ready in every sample."""
+    summary = api_load.wait()
+    verdicts = judge(
+        history,
+        latency_slo(history, window_s=profile.slo_window_s),
+        error_rate(history),
+        heartbeat_health(history, expected=_hollow_count(cluster)),
+        figures={"achieved_rps": round(summary.rps, 1), "requests": summary.requests},
+    )
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_killing_one_apiserver_under_load(cluster, history, nemesis, api_prober, node_readiness, api_load, profile):
+    """SIGKILL kube-apiserver@c1 a quarter into the load. API availability through the LB stays
+    >= 99.5 %; outside the fault window (and SETTLE_S after it) the SLOs hold; no node goes NotReady."""
+    target = "kube-apiserver@c1"
+    time.sleep(profile.load_s / 4)
+    with nemesis.fault(Kill(component=target)) as fault:
+        time.sleep(0.5)
+        healthy = wait_healthy(cluster, target, restart_budget_s(cluster.topology, Component.APISERVER))
+    window = [(w[0], (w[1] or time.monotonic()) + SETTLE_S) for w in history.fault_windows()]
+    api_load.wait()
+    verdicts = judge(
+        history,
+        availability(history, threshold_pct=AVAILABILITY_PCT),
+        latency_slo(history, window_s=profile.slo_window_s, exclude=window),
+        error_rate(history, exclude=window),
+        heartbeat_health(history, expected=_hollow_count(cluster)),
+        figures={"fault": fault.name, "healthy_after_s": healthy},
+    )
+    assert healthy is not None, f"{target} did not come back"
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_partitioning_one_etcd_member_under_load(cluster, history, nemesis, api_prober, node_readiness, api_load,
+                                                 profile):
+    """Cut host c3 (an etcd member and its apiserver) off from c1 and c2. The apiserver on c3 loses etcd
+    and fails /readyz; once that is detected (c3's member loses its leader within an election timeout,
+    the apiserver's etcd ready check times out after 2 s, then the LB's fall x inter + check timeout,
+    ANCHORS) the API through the LB is >= 99.5 % available for the rest of the partition (the whole-run
+    figure, which includes the detection time, is reported). The SLOs hold outside the fault window; no
+    node goes NotReady."""
+    detection = apiserver_cut_from_etcd_detection_s(cluster.topology)
+    time.sleep(profile.load_s / 4)
+    with nemesis.fault(Partition(side_a=["c3"], side_b=["c1", "c2"])):
+        time.sleep(detection)
+        steady = (time.monotonic(), time.monotonic() + max(profile.load_s / 4, 10.0))
+        time.sleep(steady[1] - steady[0])
+    window = [(w[0], (w[1] or time.monotonic()) + SETTLE_S) for w in history.fault_windows()]
+    api_load.wait()
+    whole = availability(history)
+    verdicts = judge(
+        history,
+        availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
+        latency_slo(history, window_s=profile.slo_window_s, exclude=window),
+        error_rate(history, exclude=window),
+        heartbeat_health(history, expected=_hollow_count(cluster)),
+        figures={"availability_whole_run_pct": whole.figures.get("availability_pct"), "detection_s": detection},
+    )
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_restarting_the_controller_manager_leader_under_load(cluster, history, nemesis, node_readiness, api_load,
+                                                              profile):
+    """SIGKILL the kube-controller-manager that holds the lease; another takes over. The new leader's
+    node lifecycle controller must not mistake the hollow nodes for dead: no node goes NotReady and
+    none of the hollow pods is evicted; the SLOs hold over the whole run."""
+    before = _hollow_pod_uids(cluster)
+    leader = cluster.lease_holders().get("kube-controller-manager")
+    assert leader, "no kube-controller-manager holds the lease before the fault"
+    time.sleep(profile.load_s / 4)
+    with nemesis.fault(Kill(component=f"kube-controller-manager@{leader}")):
+        deadline = time.monotonic() + leader_failover_max_s(cluster.topology)
+        while time.monotonic() < deadline and cluster.lease_holders().get("kube-controller-manager") in (None, leader):
+            time.sleep(0.5)
+    api_load.wait()
+    time.sleep(5.0)  # an eviction started late would show in the pod list by now
+    after = _hollow_pod_uids(cluster)
+    verdicts = judge(
+        history,
+        pods_kept(before, after),
+        latency_slo(history, window_s=profile.slo_window_s),
+        error_rate(history),
+        heartbeat_health(history, expected=_hollow_count(cluster)),
+        figures={"old_leader": leader, "new_leader": cluster.lease_holders().get("kube-controller-manager")},
+    )
+    assert all(verdicts), explain_all(verdicts)
