@@ -136,6 +136,8 @@ class HollowNodes(Strict):
     pods_per_node: int = Field(0, ge=0, le=110, description="pods of the hollow-pods Deployment per node")
     create_rate_per_s: float = Field(50.0, gt=0, le=500, description="how fast Quorum creates the Node objects")
     per_controller_max: int = Field(2000, ge=1, le=5000, description="nodes one kwok controller may be given")
+    node_lease_s: int = Field(40, ge=10, le=3600, description="the nodes' Lease duration; renewed at a quarter of it "
+                              "(the kubelet's nodeLeaseDurationSeconds, default 40 s)")
     # Pod addresses are only strings in Pod objects (nothing routes to them); they sit inside Quorum's
     # guarded range so that anything that did try would hit the unreachable route, never the gateway.
     pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.213.192.0/18")

@@ -48,8 +48,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def load_ops(history: History, exclude: list[tuple[float, float]] = ()) -> list[Op]:
+    """The load's requests, without those that overlap an excluded window (a request in flight when a fault
+    starts belongs to the fault, even if it was sent just before)."""
     return [o for o in history.ops if o.f.startswith(LOAD_PREFIX)
-            and not any(start <= o.invoke <= end for start, end in exclude)]
+            and not any(o.invoke <= end and o.complete >= start for start, end in exclude)]
 
 
 def latency_table(history: History, window_s: float, exclude: list[tuple[float, float]] = ()) -> list[Row]:
@@ -129,21 +131,30 @@ def error_rate(history: History, *, max_rate: float = thresholds.LOAD_ERROR_RATE
 
 @checker("node-heartbeats")
 def heartbeat_health(history: History, *, expected: int) -> Verdict:
-    """Every sample of the hollow nodes found all of them present and Ready."""
+    """Every sample found all hollow nodes present and Ready, and the node lifecycle controller declared
+    none NotReady in between (its NodeNotReady Events)."""
     samples = history.events_of("nodes.ready")
     if not samples:
         return Verdict("node-heartbeats", Status.UNKNOWN, "the node readiness monitor recorded no samples", {})
     worst = min(samples, key=lambda e: e["ready"])
     not_ready = [e for e in samples if e["ready"] < expected]
+    declared = history.events_of("nodes.not_ready")
+    nodes = sorted({str(e.get("node")) for e in declared})
     figures = {"samples": len(samples), "expected": expected, "fewest_ready": worst["ready"],
-               "samples_with_not_ready": len(not_ready)}
+               "samples_with_not_ready": len(not_ready), "nodes_declared_not_ready": len(nodes)}
+    problems = []
     if not_ready:
         first = not_ready[0]
-        return Verdict("node-heartbeats", Status.FAIL,
-                       f"{len(not_ready)}/{len(samples)} samples found nodes not Ready; fewest Ready {worst['ready']}/"
-                       f"{expected} at t={worst.t:.1f}; first at t={first.t:.1f}: {first.get('examples')}", figures)
+        problems.append(f"{len(not_ready)}/{len(samples)} samples found nodes not Ready; fewest Ready "
+                        f"{worst['ready']}/{expected} at t={worst.t:.1f}; first at t={first.t:.1f}: {first.get('examples')}")
+    if declared:
+        problems.append(f"the node lifecycle controller declared {len(nodes)} node(s) NotReady, first at "
+                        f"t={declared[0].t:.1f}: {', '.join(nodes[:5])}")
+    if problems:
+        return Verdict("node-heartbeats", Status.FAIL, "; ".join(problems), figures)
     return Verdict("node-heartbeats", Status.PASS,
-                   f"all {expected} hollow nodes Ready in each of {len(samples)} samples", figures)
+                   f"all {expected} hollow nodes Ready in each of {len(samples)} samples, none declared NotReady",
+                   figures)
 
 
 @checker("pods-kept")

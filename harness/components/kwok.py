@@ -15,7 +15,6 @@ from harness.components.base import ComponentSpec, HealthProbe, Layout
 from harness.topology import Component, Host
 
 PORT = 10247
-NODE_LEASE_S = 40  # the kubelet's default lease; kwok renews every quarter of it (10 s)
 HOST_LABEL = "quorum.dev/hollow-host"  # which kwok controller plays the node
 HOLLOW_LABEL = "quorum.dev/hollow"
 
@@ -33,7 +32,7 @@ def configuration(layout: Layout, host: Host) -> str:
         "serverAddress": f"{layout.address(host)}:{PORT}",
         "manageAllNodes": False,
         "manageNodesWithLabelSelector": f"{HOST_LABEL}={host.name}",
-        "nodeLeaseDurationSeconds": NODE_LEASE_S,
+        "nodeLeaseDurationSeconds": hollow.node_lease_s,  # renewed at a quarter, like the kubelet
         "nodeLeaseParallelism": 8,  # 1000 renewals per 10 s need more than the default 4 under load
         "podPlayStageParallelism": 4,
         "nodePlayStageParallelism": 4,

@@ -1,7 +1,16 @@
-"""Hollow node readiness, sampled: every few seconds a list of the hollow nodes (from the apiserver's
-watch cache) counts those whose Ready condition is True, recorded as a `nodes.ready` event."""
+"""Hollow node readiness, two ways, every few seconds:
+
+- a list of the hollow nodes (from the apiserver's watch cache) counts those whose Ready condition is
+  True, recorded as a `nodes.ready` event;
+- the node lifecycle controller's `NodeNotReady` Events since the monitor started, recorded as
+  `nodes.not_ready` events. A sample can miss a short flap (kwok marks a node Ready again within
+  milliseconds of the controller declaring it dead); the controller's Event cannot be missed.
+"""
 
 from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
 
 import requests
 
@@ -9,7 +18,13 @@ from harness.hollow import NODES_PATH, SELECTOR
 from harness.history import Outcome, now
 from harness.monitors.base import Monitor
 
-SAMPLE_PERIOD_S = 5.0  # well inside the 40 s node-monitor grace period: a NotReady spell cannot slip by
+SAMPLE_PERIOD_S = 5.0  # well inside the 40-50 s node-monitor grace period
+EVENTS_PATH = "/api/v1/events?fieldSelector=reason%3DNodeNotReady%2CinvolvedObject.kind%3DNode"
+
+
+def _when(event: dict) -> float:
+    stamp = event.get("lastTimestamp") or event.get("eventTime") or event["metadata"]["creationTimestamp"]
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 class NodeReadiness(Monitor):
@@ -17,6 +32,12 @@ class NodeReadiness(Monitor):
 
     def __init__(self, cluster, history, **kwargs) -> None:
         super().__init__(cluster, history, rate=1.0 / SAMPLE_PERIOD_S, workers=1, **kwargs)
+        self.since_wall = time.time()
+        self.seen: set[tuple[str, int]] = set()
+
+    def setup(self) -> None:
+        super().setup()
+        self.since_wall = time.time() - 1.0  # Event times have whole seconds
 
     def step(self, worker: int) -> None:
         invoke = now()
@@ -24,6 +45,8 @@ class NodeReadiness(Monitor):
             response = self.cluster.api.request("GET", f"{NODES_PATH}?{SELECTOR}&resourceVersion=0", timeout=20.0)
             response.raise_for_status()
             items = response.json().get("items", [])
+            events = self.cluster.api.request("GET", EVENTS_PATH, timeout=20.0)
+            events.raise_for_status()
         except (requests.RequestException, ValueError) as error:
             self.history.record(self.name, "nodes.list", "lb", invoke, Outcome.FAIL, error=str(error)[:200])
             return
@@ -33,3 +56,10 @@ class NodeReadiness(Monitor):
         self.history.record(self.name, "nodes.list", "lb", invoke, Outcome.OK, value=len(items))
         self.history.event("nodes.ready", total=len(items), ready=len(items) - len(not_ready),
                            examples=not_ready[:5])
+        for event in events.json().get("items", []):
+            key = (event["metadata"]["uid"], int(event.get("count") or 1))
+            if key in self.seen or _when(event) < self.since_wall:
+                continue
+            self.seen.add(key)
+            self.history.event("nodes.not_ready", node=event.get("involvedObject", {}).get("name"),
+                               message=str(event.get("message", ""))[:120], count=key[1])

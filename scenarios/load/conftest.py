@@ -1,7 +1,4 @@
-"""The load suite's fixtures: the hollow nodes' readiness monitor and the API load itself.
-
-Every test here is marked hollow_nodes: it runs on --load-topology (clusters/ha3-1000.yaml) unless the
-session's --topology has hollow nodes of its own."""
+"""The load suite's fixtures: the hollow nodes' readiness monitor and the API load itself."""
 
 from __future__ import annotations
 
@@ -16,12 +13,6 @@ from harness.history import History
 from harness.load.generator import LoadGenerator, spec_for
 from harness.monitors.nodes import NodeReadiness
 from harness.report.load_plots import plot_load
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "scenarios/load" in str(item.fspath):
-            item.add_marker(pytest.mark.hollow_nodes)
 
 
 @pytest.fixture

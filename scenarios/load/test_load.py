@@ -16,6 +16,9 @@ from harness.thresholds import (AVAILABILITY_PCT, apiserver_cut_from_etcd_detect
                                 restart_budget_s)
 from harness.topology import Component
 
+# on --load-topology (clusters/ha3-1000.yaml) unless the session's --topology has hollow nodes itself
+pytestmark = pytest.mark.hollow_nodes
+
 SETTLE_S = 15.0  # after a fault healed: the LB's rise checks and the clients' reconnects, excluded from the SLOs
 
 

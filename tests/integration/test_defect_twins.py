@@ -26,7 +26,7 @@ CASES = [
      "[availability: fail] availability"),
     ("slow-links", "scenarios/bandwidth/test_bandwidth.py", "host_to_host", "links below 5.0 Gbit/s"),
     # every load scenario (all their names contain "load") checks node heartbeats
-    ("node-grace-too-short", "scenarios/load/test_load.py", "load", "[node-heartbeats: fail]"),
+    ("node-lease-too-long", "scenarios/load/test_load.py", "load", "[node-heartbeats: fail]"),
 ]
 
 

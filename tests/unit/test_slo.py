@@ -53,6 +53,15 @@ def test_excluded_windows_are_not_judged():
     assert latency_slo(h, window_s=60.0, exclude=[(19.5, 30.5)]).passed
 
 
+def test_a_request_in_flight_when_the_window_starts_is_excluded_with_it():
+    h = History()
+    for i in range(30):
+        request(h, float(i), 0.05)
+    request(h, 9.0, 12.0)  # sent before the fault at t=10, answered during it
+    assert latency_slo(h, window_s=60.0).status is Status.FAIL
+    assert latency_slo(h, window_s=60.0, exclude=[(10.0, 15.0)]).passed
+
+
 def test_no_load_requests_is_unknown_not_pass():
     assert latency_slo(History()).status is Status.UNKNOWN
     assert error_rate(History()).status is Status.UNKNOWN
@@ -77,6 +86,16 @@ def test_one_sample_with_a_node_not_ready_fails_heartbeats():
     verdict = heartbeat_health(h, expected=1000)
     assert verdict.status is Status.FAIL and "hollow-n1-0007" in verdict.explanation
     assert heartbeat_health(History(), expected=1000).status is Status.UNKNOWN
+
+
+def test_a_flap_between_samples_is_caught_by_the_controllers_event():
+    h = History()
+    for t in range(10):
+        h.event("nodes.ready", t=float(t * 5), total=200, ready=200, examples=[])
+    assert heartbeat_health(h, expected=200).passed
+    h.event("nodes.not_ready", t=12.0, node="hollow-n1-0003", message="Node hollow-n1-0003 status is now: NodeNotReady")
+    verdict = heartbeat_health(h, expected=200)
+    assert verdict.status is Status.FAIL and "declared 1 node(s) NotReady" in verdict.explanation
 
 
 def test_a_vanished_node_counts_as_not_ready():
