@@ -18,14 +18,15 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {platform.machine()}, Linux {platform.release()}"
 
 
-def write_results(name: str, rows: list[dict], columns: list[str], title: str, notes: str = "") -> None:
+def write_results(name: str, rows: list[dict], columns: list[str], title: str, notes: str = "",
+                  script: str | None = None) -> None:
     """Store the raw figures as JSON and (re)write this benchmark's section of docs/benchmarks.md."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     (RESULTS / f"{name}.json").write_text(json.dumps({"measured_at": stamp, "machine": machine(), "rows": rows}, indent=2))
     table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     table += ["| " + " | ".join(str(row.get(column, "")) for column in columns) + " |" for row in rows]
-    section = f"<!-- {name} -->\n## {title}\n\nMeasured {stamp} on {machine()} by `bench/{name}.py`.\n\n" + "\n".join(table)
+    section = f"<!-- {name} -->\n## {title}\n\nMeasured {stamp} on {machine()} by `bench/{script or name + '.py'}`.\n\n" + "\n".join(table)
     section += (f"\n\n{notes}" if notes else "") + f"\n<!-- /{name} -->"
     text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else "# Benchmarks\n\nFigures written by the scripts in bench/.\n"
     pattern = re.compile(rf"<!-- {re.escape(name)} -->.*?<!-- /{re.escape(name)} -->", re.S)

@@ -25,7 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from common import write_results  # noqa: E402
+from common import write_results as _write_results  # noqa: E402
 
 from harness.backends import process  # noqa: E402
 from harness.checkers.slo import error_rate, heartbeat_health, latency_slo  # noqa: E402
@@ -35,6 +35,10 @@ from harness.monitors.nodes import NodeReadiness  # noqa: E402
 
 BASE = ROOT / "clusters" / "ha3-1000.yaml"
 TICK = os.sysconf("SC_CLK_TCK")
+
+
+def write_results(name: str, *args, **kwargs) -> None:
+    _write_results(name, *args, script=f"load.py {name.removeprefix('load_')}", **kwargs)
 
 
 def topology_with(count: int, scratch: Path) -> Path:
@@ -135,10 +139,17 @@ def capacity(counts: list[int], seconds: float) -> None:
                              "failed": "; ".join(v.explanation[:120] for v in verdicts if not v.passed) or "-"})
         except Exception as error:  # noqa: BLE001 - a count the machine cannot bring up is a figure too
             rows.append({"nodes": count, "nodes_ready_s": "-", "slos_met": "no", "failed": f"up failed: {str(error)[:160]}"})
+    # counts measured in an earlier run are kept unless measured again, so a sweep can be refined
+    earlier = ROOT / "bench" / "results" / "load_capacity.json"
+    if earlier.exists():
+        measured = {row["nodes"] for row in rows}
+        rows += [row for row in json.loads(earlier.read_text())["rows"] if row["nodes"] not in measured]
+    rows.sort(key=lambda row: row["nodes"])
     write_results("load_capacity", rows, ["nodes", "nodes_ready_s", "slos_met", "failed"],
                   "Highest hollow node count with the SLOs met",
                   f"Each count: its own cluster (one kwok controller per 1500 nodes), the ci load for {seconds:.0f} s, "
-                  "the latency SLOs in 20 s windows, the 0.5 % error budget and node heartbeats.")
+                  "the latency SLOs in 20 s windows, the 0.5 % error budget and node heartbeats. Rows can come from "
+                  "separate runs (bench/results/load_capacity.json keeps counts not measured again).")
 
 
 def rps(seconds: float) -> None:

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import requests
+
 from harness.cluster import Cluster, environment_for_keepers
 from harness.history import History, Op, Outcome
 from harness.load.spec import LOAD_NAMESPACE, LoadSpec, parse_spec
@@ -97,6 +99,7 @@ class LoadGenerator:
                 process.kill()
                 process.wait()
         self.summary = self._collect()
+        _remove_leftovers(self.cluster)
         self.history.event("load.end", requests=self.summary.requests, failures=self.summary.failures,
                            rps=round(self.summary.rps, 2))
         return self.summary
@@ -127,6 +130,16 @@ class LoadGenerator:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _remove_leftovers(cluster: Cluster) -> None:
+    """The objects the users still owned when the run ended (each keeps a few alive), so runs do not pile up."""
+    for kind in ("configmaps", "pods"):
+        try:
+            cluster.api.request("DELETE", f"/api/v1/namespaces/{LOAD_NAMESPACE}/{kind}?labelSelector=app%3Dquorum-load"
+                                          "&gracePeriodSeconds=0", timeout=30.0)
+        except requests.RequestException:
+            pass  # best effort: the next run's objects have other names, and `quorum down` removes everything
 
 
 def _ensure_namespace(cluster: Cluster) -> None:

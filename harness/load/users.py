@@ -126,7 +126,8 @@ class ApiClientUser(FastHttpUser):
         base = f"/api/v1/namespaces/{self.spec.namespace}/configmaps"
         if len(self.configmaps) < OWNED_MAX:
             name = self._name("cm")
-            body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"n": "0"}}
+            body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"app": "quorum-load"}},
+                    "data": {"n": "0"}}
             response = self.client.post(base, data=json.dumps(body), headers=JSON, name=label("configmap", "create"))
             if response.status_code == 201:
                 self.configmaps.append(name)
