@@ -70,14 +70,18 @@ def _recovery(history: History, ops) -> float | None:
 @checker("write-outage")
 def write_outage(history: History, *, f: str = "etcd.put", max_gap_s: float | None = None,
                  window: tuple[float, float] | None = None) -> Verdict:
-    """The longest stretch with no acknowledged `f` from any client (completion to completion), inside
-    `window` if given: how long the system as a whole stopped accepting writes."""
+    """The longest stretch with no acknowledged `f` from any client (completion to completion, or from the
+    last acknowledgement to the end of the last attempt when writes never came back), inside `window` if
+    given: how long the system as a whole stopped accepting writes."""
     ops = [o for o in history.ops_of(f) if window is None or window[0] <= o.complete <= window[1]]
     done = sorted(o.complete for o in ops if o.ok)
     if len(done) < 2:
         return Verdict("write-outage", Status.FAIL if ops else Status.UNKNOWN,
                        f"fewer than two acknowledged {f} among {len(ops)} attempts: writes stopped", {"ok": len(done)})
     gaps = [(b - a, a) for a, b in zip(done, done[1:])]
+    # writes that never came back: the stretch from the last acknowledgement to the last attempt's end
+    last_attempt = max(o.complete for o in ops)
+    gaps.append((last_attempt - done[-1], done[-1]))
     gap, at = max(gaps)
     figures = {"longest_gap_s": round(gap, 3), "ok": len(done), "attempts": len(ops)}
     text = f"longest stretch without an acknowledged {f}: {fmt(gap)} from t={at:.2f}"

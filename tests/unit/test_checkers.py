@@ -1,4 +1,4 @@
-from harness.checkers import Status, availability, durability, failover_time, monotonicity, restart_accounting
+from harness.checkers import Status, availability, durability, failover_time, monotonicity, restart_accounting, write_outage
 from harness.history import History, Outcome
 
 
@@ -235,3 +235,37 @@ def test_history_round_trips_through_jsonl(tmp_path):
     assert availability(again).figures == availability(h).figures
     assert again.fault_windows()[0][:2] == (0.05, 0.12)
 
+
+
+# ---- write outage --------------------------------------------------------------------------------
+
+def puts(h, pattern, start=0.0, step=0.1):
+    """'.' an acknowledged put, '?' a put whose answer never came (timed out after 2 s)."""
+    for i, char in enumerate(pattern):
+        t = start + i * step
+        ok = char == "."
+        h.record("etcd-0", "etcd.put", "etcd", t, Outcome.OK if ok else Outcome.UNKNOWN,
+                 complete=t + (0.01 if ok else 2.0))
+
+
+def test_write_outage_is_the_longest_stretch_between_acknowledgements():
+    h = History()
+    puts(h, "....")
+    puts(h, "....", start=3.0)  # nothing acknowledged between t=0.31 and t=3.01
+    verdict = write_outage(h, max_gap_s=2.0)
+    assert verdict.status is Status.FAIL and abs(verdict.figures["longest_gap_s"] - 2.7) < 1e-9
+
+
+def test_writes_that_never_come_back_are_an_outage_to_the_last_attempt():
+    h = History()
+    puts(h, "....??????????")  # the last attempt ends at 1.3 + 2.0 s
+    verdict = write_outage(h, max_gap_s=2.0)
+    assert verdict.status is Status.FAIL
+    assert abs(verdict.figures["longest_gap_s"] - (3.3 - 0.31)) < 1e-9
+
+
+def test_write_outage_without_acknowledged_writes_is_a_failure_and_without_attempts_unknown():
+    h = History()
+    puts(h, "???")
+    assert write_outage(h).status is Status.FAIL
+    assert write_outage(History()).status is Status.UNKNOWN
