@@ -105,31 +105,41 @@ class LoadGenerator:
         return self.summary
 
     def _collect(self) -> LoadSummary:
-        requests = failures = 0
+        requests_, failures = 0, 0
         rps = 0.0
         for index in range(len(self.processes)):
             _, records, summary = self._files(index)
             if records.exists():
-                for line in records.read_text().splitlines():
-                    try:
-                        r = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # a line torn by a killed worker
-                    self.history.add_op(Op(f"load-{index}", f"load.{r['verb']}", r["resource"], r["t0"], r["t1"],
-                                           Outcome.OK if r["ok"] else Outcome.FAIL, error=r["error"],
-                                           extra={"scope": r["scope"], "status": r["status"]}))
-                    requests += 1
-                    failures += 0 if r["ok"] else 1
+                count, failed = import_records(self.history, records, f"load-{index}")
+                requests_ += count
+                failures += failed
             if summary.exists():
                 rps += json.loads(summary.read_text()).get("rps", 0.0)
         count = max(len(self.processes), 1)
-        return LoadSummary(requests, failures, rps, rps / count, len(self.processes))
+        return LoadSummary(requests_, failures, rps, rps / count, len(self.processes))
 
     def __enter__(self) -> "LoadGenerator":
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def import_records(history: History, records: Path, process: str) -> tuple[int, int]:
+    """A worker's request records (JSON lines) into a History as operations; (requests, failed).
+    Also how a distributed locust run's records are judged offline."""
+    count = failed = 0
+    for line in records.read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line torn by a killed worker
+        history.add_op(Op(process, f"load.{r['verb']}", r["resource"], r["t0"], r["t1"],
+                          Outcome.OK if r["ok"] else Outcome.FAIL, error=r["error"],
+                          extra={"scope": r["scope"], "status": r["status"]}))
+        count += 1
+        failed += 0 if r["ok"] else 1
+    return count, failed
 
 
 def _remove_leftovers(cluster: Cluster) -> None:

@@ -51,7 +51,7 @@ class LoadSpec(BaseModel):
     rate_per_s: float = Field(20.0, gt=0, le=5000, description="requests per second over all users")
     duration_s: float = Field(60.0, gt=0, le=3600)
     processes: int = Field(1, ge=1, le=64)
-    mix: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_MIX))
+    mix: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_MIX), description="task -> whole-number weight")
     request_timeout_s: float = Field(60.0, gt=0, description="client-side timeout of one request")
     churn_limit_per_s: float = CHURN_LIMIT_PER_S
     unpaced: bool = Field(False, description="no wait between requests (benchmarks): rate_per_s only bounds the count")
@@ -61,7 +61,7 @@ class LoadSpec(BaseModel):
         unknown = sorted(set(self.mix) - set(TASKS))
         if unknown:
             raise ValueError(f"unknown tasks in mix {unknown}; fix: use {sorted(TASKS)}")
-        if not any(w > 0 for w in self.mix.values()) or any(w < 0 for w in self.mix.values()):  # noqa: SIM102
+        if not any(w > 0 for w in self.mix.values()) or any(w < 0 for w in self.mix.values()):
             raise ValueError("mix weights must be >= 0 with at least one positive; fix: e.g. {get_node: 1}")
         if self.churn_per_s > self.churn_limit_per_s:
             raise ValueError(

@@ -38,8 +38,7 @@ def configure(spec: LoadSpec) -> None:
     ApiClientUser.wait_time = constant_throughput(spec.rate_per_s / spec.users)
     ApiClientUser.network_timeout = spec.request_timeout_s
     ApiClientUser.connection_timeout = min(10.0, spec.request_timeout_s)
-    ApiClientUser.tasks = [getattr(ApiClientUser, name) for name, weight in spec.mix.items()
-                           for _ in range(int(round(weight)))]
+    ApiClientUser.tasks = [getattr(ApiClientUser, name) for name, weight in spec.mix.items() for _ in range(weight)]
     if spec.unpaced:  # as fast as the users can go: for measuring what one process can generate
         from locust import constant
 

@@ -125,7 +125,27 @@ def test_load_spec_names_unknown_tasks():
         parse_spec(_spec(mix={"get_secrets": 1}))
 
 
+def test_mix_weights_are_whole_numbers():
+    with pytest.raises(LoadSpecError, match="mix.get_node"):
+        parse_spec(_spec(mix={"get_node": 0.5}))
+
+
 def test_a_share_splits_users_and_rate_between_processes():
     spec = parse_spec(_spec(users=5, rate_per_s=10, processes=2))
     assert [spec.share(i).users for i in range(2)] == [3, 2]
     assert spec.share(0).rate_per_s == 5 and spec.share(1).processes == 1
+
+
+def test_worker_records_become_history_operations_and_a_torn_line_is_skipped(tmp_path):
+    from harness.load.generator import import_records
+
+    records = tmp_path / "load-0.jsonl"
+    ok = '{"t0": 1.0, "t1": 1.2, "verb": "list", "resource": "pods", "scope": "namespace", "method": "GET", ' \
+         '"ok": true, "status": 200, "error": ""}'
+    bad = ok.replace('"ok": true, "status": 200', '"ok": false, "status": 429').replace('"error": ""', '"error": "429"')
+    records.write_text(f"{ok}\n{bad}\n{ok[:40]}")
+    h = History()
+    assert import_records(h, records, "load-0") == (2, 1)
+    assert [(o.f, o.target, o.extra["scope"], o.ok) for o in h.ops] == [
+        ("load.list", "pods", "namespace", True), ("load.list", "pods", "namespace", False)]
+    assert abs(h.ops[0].latency - 0.2) < 1e-9
