@@ -111,3 +111,15 @@ def apiserver_cut_from_etcd_detection_s(topology: Topology) -> float:
     etcd member loses the leader (an election timeout), its /readyz etcd check fails after its timeout,
     then the LB needs its own detection time."""
     return etcd_election_s(topology) + APISERVER_ETCD_READYCHECK_S + lb_detection_s(topology)
+
+
+# ---- node heartbeats (KEP-589; kube-controller-manager v1.34 defaults) -------------------------------
+NODE_MONITOR_GRACE_S = 50.0  # --node-monitor-grace-period (ANCHORS' 40 s predates v1.32)
+NODE_MONITOR_PERIOD_S = 5.0  # --node-monitor-period
+
+
+def node_failure_detection_s() -> float:
+    """How long after the node lifecycle controller (re)starts watching a node a broken heartbeat shows as
+    NotReady: its grace period plus one monitor period. A new controller-manager leader gives every node
+    this long afresh, so a heartbeat verdict needs at least this much observation after a fault."""
+    return NODE_MONITOR_GRACE_S + NODE_MONITOR_PERIOD_S
