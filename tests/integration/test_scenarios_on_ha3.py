@@ -11,16 +11,19 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth", "conformance", "load"}
 
 
+@pytest.mark.timeout(2400)  # the whole main job: ha3 suites (~11 min), then the load suite on ha3-1000 (~8 min)
 def test_every_suite_passes_on_the_default_topology_and_the_gate_promotes_it(tmp_path):
     junit = tmp_path / "histories" / "junit.xml"
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "scenarios", f"--run-dir={tmp_path / 'run'}",
          f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q"],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        cwd=ROOT, capture_output=True, text=True, timeout=2300)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     cases = ElementTree.parse(junit).getroot().iter("testcase")
     passed = Counter()
