@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from harness.checkers.slo import LOAD_PREFIX, MUTATING, load_ops  # noqa: E402
 from harness.history import History  # noqa: E402
+from harness.report.timeline import save, shade_faults  # noqa: E402
 
 
 def slo_class(verb: str, scope: str) -> str:
@@ -53,15 +54,5 @@ def plot_load(history: History, path: Path, title: str = "") -> Path | None:
     bottom.set_ylabel("requests/s")
     bottom.set_xlabel("seconds since the load started")
     bottom.legend(loc="upper right", fontsize=7)
-    for axis in (top, bottom):
-        for start, end, event in history.fault_windows():
-            right = (end if end is not None else max(o.complete for o in ops)) - t0
-            axis.axvspan(start - t0, right, color="orange", alpha=0.18)
-            if axis is top:
-                axis.text(start - t0, axis.get_ylim()[1], f" {event.get('name')}", fontsize=7, va="top")
-    figure.suptitle(title or "API load", fontsize=9)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    shade_faults(history, (top, bottom), t0, max(o.complete for o in ops))
+    return save(figure, path, title or "API load")

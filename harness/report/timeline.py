@@ -32,12 +32,7 @@ def plot_timeline(history: History, path: Path, title: str = "") -> Path | None:
     top.set_ylabel("latency (ms)")
     if functions:
         top.legend(loc="upper right", fontsize=7, ncol=2)
-    for axis in (top, bottom):
-        for start, end, event in history.fault_windows():
-            right = (end if end is not None else span[1]) - t0
-            axis.axvspan(start - t0, right, color="orange", alpha=0.18)
-            if axis is top:
-                axis.text(start - t0, axis.get_ylim()[1], f" {event.get('name')}", fontsize=7, va="top")
+    shade_faults(history, (top, bottom), t0, span[1])
     lanes: dict[str, int] = {}
     for event in history.events_of():
         if event.type in ("component.exit", "component.start"):
@@ -51,7 +46,20 @@ def plot_timeline(history: History, path: Path, title: str = "") -> Path | None:
                             textcoords="offset points")
     bottom.set_yticks(list(lanes.values()), list(lanes.keys()), fontsize=6)
     bottom.set_xlabel("seconds since the first record")
-    figure.suptitle(title or "timeline", fontsize=9)
+    return save(figure, path, title or "timeline")
+
+
+def shade_faults(history: History, axes, t0: float, last: float) -> None:
+    """Fault windows as orange bands on every axis (a fault never healed runs to `last`), named on the first."""
+    for axis in axes:
+        for start, end, event in history.fault_windows():
+            axis.axvspan(start - t0, (end if end is not None else last) - t0, color="orange", alpha=0.18)
+            if axis is axes[0]:
+                axis.text(start - t0, axis.get_ylim()[1], f" {event.get('name')}", fontsize=7, va="top")
+
+
+def save(figure, path: Path, title: str) -> Path:
+    figure.suptitle(title, fontsize=9)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=90)
