@@ -108,12 +108,20 @@ class LeaderWatcher:
             self._threads.append(thread)
         # a scenario may inject a fault right after start: the record must already say who led before it
         deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline:
-            with self._lock:
-                if all(subject in self.current for subject in SUBJECTS):
-                    break
+        while time.monotonic() < deadline and not self._judged_all():
             time.sleep(self.period / 2)
         return self
+
+    def _judged_all(self) -> bool:
+        """Every subject has a verdict. One LIST answers for every lease; etcd's first judgement comes after the
+        first member answers, before a majority can agree, so "no leader" counts only once every member was
+        polled a few times."""
+        with self._lock:
+            if not all(subject in self.current for subject in LEASES.values()):
+                return False
+            if self.current.get("etcd"):
+                return True
+        return all(self.samples.get(url, 0) >= 3 for url in self.cluster.etcd_urls)
 
     def _bounded(self, function, args) -> None:
         timer = threading.Timer(self.max_s, self._stop.set)

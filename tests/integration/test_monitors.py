@@ -3,7 +3,7 @@
 import time
 
 from harness.checkers import availability, durability, monotonicity
-from harness.faults import Kill, Nemesis
+from harness.faults import Nemesis, Stop
 from harness.history import History
 from harness.monitors import ApiProber, EtcdWriter, KubeWriter, LeaderWatcher
 
@@ -26,15 +26,18 @@ def test_monitors_are_bounded_in_operations(ha3):
     assert len(history.ops_of("api.readyz")) == 10
 
 
-def test_etcd_writer_keeps_writing_through_a_leader_kill_and_loses_nothing(ha3):
+def test_etcd_writer_keeps_writing_through_a_leader_outage_and_loses_nothing(ha3):
+    # Stop, not Kill: a killed leader is restarted by its supervisor within a second and may win the next
+    # election again (its log is the most complete), so only a held-down leader guarantees a new holder
     history = History()
     writer = EtcdWriter(ha3, history, rate=30)
     watcher = LeaderWatcher(ha3, history).start()
+    assert watcher.current.get("etcd"), "start() returns once the etcd leader is known, so a fault right after has a before"
     nemesis = Nemesis(ha3, history)
     with writer:
         leader = watcher.holder("etcd")
         time.sleep(1)
-        with nemesis.fault(Kill(component=f"etcd@{leader}")):
+        with nemesis.fault(Stop(component=f"etcd@{leader}")):
             time.sleep(3)
         time.sleep(2)
     watcher.stop()
