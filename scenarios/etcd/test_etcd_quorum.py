@@ -61,14 +61,14 @@ def test_members_use_tls_on_peer_and_client_urls(cluster):
 
 @pytest.mark.destructive
 def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_writer, leases, history):
-    """Stop the etcd leader and keep it down (so the supervisor's restart cannot mask a lost quorum). The
+    """Crash the etcd leader (SIGKILL) and keep it down (so the supervisor's restart cannot mask a lost quorum). The
     others elect a new leader within about one election timeout (bound: 3 x election timeout + 0.5 s),
     writes pause only for that election plus one client timeout, and no acknowledged write is lost. A
     member count that cannot lose one member (2) fails here."""
     topology = cluster.topology
     leader = leases.holder("etcd")
     time.sleep(1.0)
-    with nemesis.fault(Stop(component=f"etcd@{leader}")):
+    with nemesis.fault(Stop(component=f"etcd@{leader}", signal="SIGKILL")):
         time.sleep(etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S) + 3)
     etcd_writer.stop()
     verdicts = judge(

@@ -42,3 +42,11 @@ def test_up_with_missing_binaries_fails_before_creating_anything(tmp_path, monke
 def test_unknown_binary_is_a_programming_error_with_the_known_names():
     with pytest.raises(KeyError, match="kube-apiserver"):
         Toolchain().path("kube-apiservr")
+
+
+def test_a_stop_fault_with_an_unsupported_signal_is_refused_with_the_choices():
+    from harness.errors import FaultError
+    from harness.faults import Stop
+
+    with pytest.raises(FaultError, match='signal="SIGTERM" or "SIGKILL"'):
+        Stop(component="etcd@c1", signal="SIGHUP")
