@@ -57,15 +57,53 @@ def toolchain_status(kubernetes: str) -> None:
         sys.exit(1)
 
 
+@cli.group()
+def images() -> None:
+    """Container images, built here from Debian's archive and the toolchain (no registry)."""
+
+
+@images.command("build")
+def images_build() -> None:
+    """Build every image that is missing (starts a Docker engine if none runs and it may)."""
+    from harness.docker import base_image
+    from harness.docker.engine import ensure_engine
+
+    engine = ensure_engine(say=lambda m: errors.print(m, highlight=False))
+    tag, took = base_image.build(engine, say=lambda m: errors.print(m, highlight=False))
+    console.print(f"{tag}: " + (f"built in {took:.0f}s" if took else "present (cached by recipe)"))
+
+
+@images.command("status")
+def images_status() -> None:
+    """Each image Quorum needs: tag (a hash of its recipe), present or missing, size."""
+    from harness.docker import base_image
+    from harness.docker.engine import ensure_engine
+
+    engine = ensure_engine(say=lambda m: errors.print(m, highlight=False))
+    table = Table("image", "tag", "present", "size", "recipe")
+    recipe = base_image.Recipe()
+    present = base_image.exists(engine, recipe)
+    size = f"{engine.client.image.inspect(recipe.tag).size / 2**20:.0f} MiB" if present else "-"
+    table.add_row("node base", recipe.tag, "yes" if present else "[red]missing[/red]", size,
+                  f"debootstrap {recipe.suite} + {len(recipe.packages)} packages + etcd {recipe.etcd}")
+    console.print(table)
+    if not present:
+        errors.print("an image is missing; fix: quorum images build")
+        sys.exit(1)
+
+
 @cli.command()
 @click.argument("topology", default="clusters/ha3.yaml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), help="default reports/clusters/<name>")
 @click.option("--timeout", default=120.0, show_default=True, help="seconds to wait for readiness")
-def up(topology: Path, run_dir: Path | None, timeout: float) -> None:
+@click.option("--backend", type=click.Choice(["process", "docker"]), default="process", show_default=True,
+              help="hosts as network namespaces (process) or privileged containers (docker)")
+def up(topology: Path, run_dir: Path | None, timeout: float, backend: str) -> None:
     """Bring up TOPOLOGY and return when /readyz via the LB, etcd and both leases are healthy."""
     from harness.backends import process
 
-    cluster = process.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False), timeout_s=timeout)
+    cluster = process.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False), timeout_s=timeout,
+                         backend=backend)
     console.print(f"cluster {cluster.name} is ready: {cluster.api_endpoint}")
     console.print(f"  kubeconfig: {cluster.admin_kubeconfig}")
     console.print(f"  run dir:    {cluster.run_dir}")

@@ -7,7 +7,7 @@ import os
 from functools import cached_property
 from pathlib import Path
 
-from harness.backends.netns import assert_local, netns_name
+from harness.backends.netns import assert_local, host_link, netns_name
 from harness.components import ComponentSpec, Layout, specs_for
 from harness.components import etcd as etcd_component
 from harness.etcdapi import EtcdClient
@@ -83,6 +83,10 @@ class Cluster:
 
     def netns(self, host: str) -> str:
         return netns_name(self.run_id, host)
+
+    def link(self, host: str) -> str:
+        """The host's network interface (what network faults shape and filter)."""
+        return host_link(self.netns(host))
 
     # ---- processes -----------------------------------------------------------------------------
 

@@ -24,6 +24,8 @@ class RunState(BaseModel):
     veths: list[str] = Field(default_factory=list)
     iptables: list[list[str]] = Field(default_factory=list)
     components: list[str] = Field(default_factory=list)
+    containers: list[str] = Field(default_factory=list)  # docker backend
+    docker_network: str | None = None  # docker backend
 
     @property
     def path(self) -> Path:
@@ -42,6 +44,10 @@ class RunState(BaseModel):
             self.bridge = str(value)
         elif kind == "iptables":
             self.iptables.append(list(value))  # type: ignore[arg-type]
+        elif kind == "container":
+            self.containers.append(str(value))
+        elif kind == "docker_network":
+            self.docker_network = str(value)
         elif kind in ("netns", "veths", "veth"):
             (self.netns if kind == "netns" else self.veths).append(str(value))
         else:

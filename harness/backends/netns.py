@@ -108,9 +108,17 @@ def assert_local(address: str, bridge: str) -> None:
         )
 
 
+def host_link(netns: str) -> str:
+    """The host's link: the interface holding its address. eth0, except on a docker host reconnected after
+    a disconnect, where Docker names the new interface eth1 (and renaming it breaks Docker's next disconnect)."""
+    addresses = json.loads(run(["ip", "-n", netns, "-j", "-4", "addr", "show"], check=False) or "[]")
+    names = [a["ifname"] for a in addresses if a.get("ifname") != "lo" and a.get("addr_info")]
+    return names[0] if names else "eth0"
+
+
 def shape(netns: str, rate_mbit: float, burst_kb: int = 256, latency_ms: int = 50) -> None:
     """Limit what a host sends on its link with a token bucket filter."""
-    run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate",
+    run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", host_link(netns), "root", "tbf", "rate",
          f"{rate_mbit}mbit", "burst", f"{burst_kb}kb", "latency", f"{latency_ms}ms"])
 
 

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness import hollow
-from harness.backends import defects, netns
+from harness.backends import defects, docker, netns
 from harness.cluster import Cluster, environment_for_keepers, layout_for
 from harness.components import ComponentSpec, binaries_for, specs_for
 from harness.errors import ClusterError, ToolchainError
@@ -49,8 +49,15 @@ def default_run_dir(topology: Topology) -> Path:
     return Path("reports") / "clusters" / topology.name
 
 
+BACKENDS = ("process", "docker")
+
+
 def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: None,
-       timeout_s: float = READY_TIMEOUT_S) -> Cluster:
+       timeout_s: float = READY_TIMEOUT_S, backend: str = "process") -> Cluster:
+    """Bring a topology up with the process backend (hosts are network namespaces) or the docker backend
+    (hosts are containers); both run the same components under the same supervisor."""
+    if backend not in BACKENDS:
+        raise ClusterError(f"unknown backend {backend!r}", f"use one of: {', '.join(BACKENDS)} (kind: `quorum kind up`)")
     require_root("up")
     topology = load_topology(topology_file)
     run_dir = (run_dir or default_run_dir(topology)).resolve()
@@ -67,7 +74,7 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
     run_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(run_dir, 0o700)
     shutil.copyfile(topology_file, run_dir / "topology.yaml")
-    state = RunState(run_id=secrets.token_hex(3), name=topology.name, run_dir=str(run_dir),
+    state = RunState(run_id=secrets.token_hex(3), name=topology.name, run_dir=str(run_dir), backend=backend,
                      components=[spec.id for spec in specs])
     state.save()
     register(state)
@@ -75,13 +82,22 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
         say(f"run {state.run_id}: PKI")
         _write_pki(topology, layout)
         defects.after_pki(topology, layout)
-        say(f"run {state.run_id}: network {topology.network.subnet} on bridge {netns.bridge_name(state.run_id)}")
-        network = netns.RunNetwork(state.run_id, topology.network.subnet, state.record)
-        network.create([(h.name, topology.address_of(h)) for h in topology.hosts], topology.network.link_rate_mbit)
-        defects.after_network(topology, state.run_id)
+        in_containers = backend == "docker"
+        if in_containers:
+            hosts = docker.ContainerHosts(state)
+            say(f"run {state.run_id}: docker network {topology.network.subnet} on bridge {docker.bridge_name(state.run_id)}")
+            hosts.create(topology, lambda line: say(f"run {state.run_id}: {line}"))
+        else:
+            say(f"run {state.run_id}: network {topology.network.subnet} on bridge {netns.bridge_name(state.run_id)}")
+            network = netns.RunNetwork(state.run_id, topology.network.subnet, state.record)
+            network.create([(h.name, topology.address_of(h)) for h in topology.hosts], topology.network.link_rate_mbit)
+            defects.after_network(topology, state.run_id)
         say(f"run {state.run_id}: starting {len(specs)} components")
         for spec in specs:
-            _start_keeper(run_dir, state, spec)
+            _start_keeper(run_dir, state, spec, in_container=in_containers)
+        if in_containers:
+            hosts.start(topology, run_dir, specs)  # each container starts its keepers
+            defects.after_network(topology, state.run_id)
         cluster = Cluster(run_dir)
         _wait_ready(cluster, say, timeout_s)
         defects.after_ready(topology, cluster)
@@ -130,17 +146,22 @@ def _write_pki(topology: Topology, layout) -> None:
                          client=pki.client("kwok"), user="quorum-kwok", cluster=topology.name)
 
 
-def _start_keeper(run_dir: Path, state: RunState, spec: ComponentSpec) -> None:
+def _start_keeper(run_dir: Path, state: RunState, spec: ComponentSpec, in_container: bool = False) -> None:
+    """Write the component's files and its keeper's spec; start the keeper here unless its host is a
+    container (whose command starts the keepers of its components, in the container's namespaces)."""
     for path, content in spec.files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
     (run_dir / "logs").mkdir(exist_ok=True)
     control = run_dir / "components" / spec.id
     KeeperSpec(
-        component_id=spec.id, argv=spec.argv, netns=netns.netns_name(state.run_id, spec.host), hostname=spec.host,
+        component_id=spec.id, argv=spec.argv, netns="" if in_container else netns.netns_name(state.run_id, spec.host),
+        hostname="" if in_container else spec.host,
         policy=spec.restart.policy, backoff_s=spec.restart.backoff_s, max_backoff_s=spec.restart.max_backoff_s,
         log=str(run_dir / "logs" / f"{spec.id}.log"), events=str(run_dir / "events.jsonl"), env=spec.env,
     ).save(control)
+    if in_container:
+        return
     with open(run_dir / "logs" / "supervisor.log", "ab") as log:
         subprocess.Popen([sys.executable, "-m", "harness.supervisor", str(control)], stdin=subprocess.DEVNULL,
                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=environment_for_keepers())
@@ -262,8 +283,10 @@ def down(run_dir: Path, keep_logs: bool = True) -> list[str]:
     state = RunState.load(run_dir)
     state.status = "stopping"
     state.save()
+    removed = docker.teardown(state) if state.backend == "docker" else []  # the containers take their processes
     stop_processes(_keeper_pids(run_dir), state.netns)
-    removed = netns.teardown(state.run_id, netns=state.netns, veths=state.veths, bridge=state.bridge, rules=state.iptables)
+    removed += netns.teardown(state.run_id, netns=state.netns, veths=state.veths,
+                              bridge=None if state.backend == "docker" else state.bridge, rules=state.iptables)
     unregister(state.run_id)
     # everything that holds keys or cluster data goes; logs, events and the fault journal stay for debugging
     for name in ("pki", "data", "snapshots", "config", "components", "admin.kubeconfig", "topology.yaml", "state.json"):
@@ -285,6 +308,7 @@ def down_all() -> list[str]:
         if (run_dir / "state.json").exists():
             removed += down(run_dir)
         unregister(run_id)
+    removed += docker.leftovers()
     leftover_ns = [n for n in netns.list_netns() if n.startswith(netns.PREFIX_NETNS)]
     stop_processes(_keeper_pids(), leftover_ns)
     links = run(["ip", "-o", "link", "show"], check=False).splitlines()

@@ -1,9 +1,11 @@
 """Faults: each one small class with available/inject/heal; one family per file."""
 
 from harness.faults.base import Fault, Nemesis, heal_leftovers
+from harness.faults.container import NodeDisconnect, NodeKill, NodePause, NodeRestart
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.process import Kill, ModifyFlags, Pause, Stop
 
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
-           "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood"]
+           "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
+           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect"]

@@ -36,7 +36,8 @@ class Fault:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        REGISTRY[cls.name] = cls
+        if "name" in cls.__dict__:  # a family's shared base class names no fault of its own
+            REGISTRY[cls.name] = cls
 
     # ---- to implement --------------------------------------------------------------------------
 

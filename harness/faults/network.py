@@ -109,15 +109,16 @@ class PacketLoss(Fault):
 
     def act(self, cluster: Cluster) -> None:
         stat = ["-m", "statistic", "--mode", "random", "--probability", str(self.probability)]
-        _iptables(cluster, self.host, "-I", "INPUT", "-i", "eth0", *stat, *_tag(self.id), "-j", "DROP")
-        _iptables(cluster, self.host, "-I", "OUTPUT", "-o", "eth0", *stat, *_tag(self.id), "-j", "DROP")
+        link = cluster.link(self.host)
+        _iptables(cluster, self.host, "-I", "INPUT", "-i", link, *stat, *_tag(self.id), "-j", "DROP")
+        _iptables(cluster, self.host, "-I", "OUTPUT", "-o", link, *stat, *_tag(self.id), "-j", "DROP")
 
     def undo(self, cluster: Cluster) -> None:
         remove_tagged_rules(cluster, self.host, self.id)
 
 
 def _qdisc_root(cluster: Cluster, host: str) -> str:
-    return cluster.exec(host, ["tc", "qdisc", "show", "dev", "eth0", "root"], check=False)
+    return cluster.exec(host, ["tc", "qdisc", "show", "dev", cluster.link(host), "root"], check=False)
 
 
 @dataclass
@@ -143,7 +144,7 @@ def restore_link(cluster: Cluster, host: str) -> None:
     if baseline:
         shape(cluster.netns(host), baseline)
     elif " tbf " in f" {_qdisc_root(cluster, host)} ":
-        cluster.exec(host, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+        cluster.exec(host, ["tc", "qdisc", "del", "dev", cluster.link(host), "root"], check=False)
 
 
 @functools.lru_cache(maxsize=1)
@@ -174,9 +175,9 @@ class Latency(Fault):
         return netem_missing()
 
     def act(self, cluster: Cluster) -> None:
-        argv = ["tc", "qdisc", "replace", "dev", "eth0", "root", "netem", "delay", f"{self.delay_ms}ms"]
+        argv = ["tc", "qdisc", "replace", "dev", cluster.link(self.host), "root", "netem", "delay", f"{self.delay_ms}ms"]
         cluster.exec(self.host, argv + ([f"{self.jitter_ms}ms"] if self.jitter_ms else []))
 
     def undo(self, cluster: Cluster) -> None:
         if " netem " in f" {_qdisc_root(cluster, self.host)} ":
-            cluster.exec(self.host, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+            cluster.exec(self.host, ["tc", "qdisc", "del", "dev", cluster.link(self.host), "root"], check=False)

@@ -22,10 +22,10 @@ def sweep(cluster: Cluster) -> list[str]:
         removed = remove_tagged_rules(cluster, host.name)
         if removed:
             done.append(f"{removed} fault rules on {host.name}")
-        qdisc = cluster.exec(host.name, ["tc", "qdisc", "show", "dev", "eth0", "root"], check=False)
+        qdisc = cluster.exec(host.name, ["tc", "qdisc", "show", "dev", cluster.link(host.name), "root"], check=False)
         baseline = cluster.topology.network.link_rate_mbit
         if " netem " in f" {qdisc} " or (" tbf " in f" {qdisc} " and not (baseline and f"{baseline:g}Mbit" in qdisc)):
-            cluster.exec(host.name, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+            cluster.exec(host.name, ["tc", "qdisc", "del", "dev", cluster.link(host.name), "root"], check=False)
             restore_link(cluster, host.name)
             done.append(f"shaping on {host.name}")
     for pid in _pids_in(cluster.state.netns):

@@ -66,6 +66,11 @@ TOOLS: tuple[Tool, ...] = (
     Tool("allure", Source.NPM, ("--version",), package="allure", pinned=ALLURE_VERSION),
     Tool("wrk", Source.DEBIAN, ("-v",), package="wrk", system_path="/usr/bin/wrk", minimum="4.0.0"),
     Tool("iptables", Source.DEBIAN, ("--version",), package="iptables", system_path="/usr/sbin/iptables", minimum="1.8.0"),
+    # the docker backend: the engine, its client, and the base image's rootfs builder
+    Tool("dockerd", Source.DEBIAN, ("--version",), package="docker.io", system_path="/usr/sbin/dockerd", minimum="20.10.0"),
+    Tool("docker", Source.DEBIAN, ("--version",), package="docker.io", system_path="/usr/bin/docker", minimum="20.10.0"),
+    Tool("debootstrap", Source.DEBIAN, ("--version",), package="debootstrap", system_path="/usr/sbin/debootstrap",
+         minimum="1.0.0"),
 )
 
 

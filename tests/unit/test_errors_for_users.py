@@ -50,3 +50,12 @@ def test_a_stop_fault_with_an_unsupported_signal_is_refused_with_the_choices():
 
     with pytest.raises(FaultError, match='signal="SIGTERM" or "SIGKILL"'):
         Stop(component="etcd@c1", signal="SIGHUP")
+
+
+def test_node_faults_are_refused_off_the_docker_backend_with_the_reason():
+    from types import SimpleNamespace
+
+    from harness.faults import NodeKill
+
+    reason = NodeKill(host="c1").unavailable(SimpleNamespace(state=SimpleNamespace(backend="process")))
+    assert reason and "docker backend" in reason

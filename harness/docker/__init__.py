@@ -1,0 +1,1 @@
+"""Docker: the engine Quorum uses and the images it builds."""
