@@ -57,7 +57,7 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
     """Bring a topology up with the process backend (hosts are network namespaces) or the docker backend
     (hosts are containers); both run the same components under the same supervisor."""
     if backend not in BACKENDS:
-        raise ClusterError(f"unknown backend {backend!r}", f"use one of: {', '.join(BACKENDS)} (kind: `quorum kind up`)")
+        raise ClusterError(f"unknown backend {backend!r}", f"use one of: {', '.join(BACKENDS)}")
     require_root("up")
     topology = load_topology(topology_file)
     run_dir = (run_dir or default_run_dir(topology)).resolve()
