@@ -131,7 +131,8 @@ def status(cluster: str | None) -> None:
 
     c = Cluster(process.find_run(cluster))
     health = c.component_health()
-    table = Table("host", "component", "pid", "restarts", "health", title=f"{c.name} (run {c.run_id}) {c.api_endpoint}")
+    table = Table("host", "component", "pid", "restarts", "health",
+                  title=f"{c.name} (run {c.run_id}, {c.state.backend} backend) {c.api_endpoint}")
     for cid, spec in c.specs.items():
         pid = c.pid(cid)
         table.add_row(spec.host, spec.component.value, str(pid or "-"), str(c.restarts(cid)),
@@ -140,6 +141,11 @@ def status(cluster: str | None) -> None:
     console.print(f"etcd leader: {c.etcd.leader() or 'none'}")
     for lease, host in c.lease_holders().items():
         console.print(f"{lease} lease: {host or 'unheld'}")
+    if c.topology.hollow_nodes.count:
+        from harness.hollow import node_readiness
+
+        total, ready = node_readiness(c.api)
+        console.print(f"hollow nodes: {len(ready)} Ready of {total} (topology: {c.topology.hollow_nodes.count})")
 
 
 @cli.command()

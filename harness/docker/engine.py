@@ -43,10 +43,6 @@ class Engine:
     started_by_quorum: bool
     runtime: str  # the default runtime of the engine
 
-    @property
-    def wrapped(self) -> bool:
-        return self.runtime == RUNTIME_NAME
-
 
 def missing_capabilities() -> list[str]:
     """Capabilities privileged containers ask for that this host's bounding set lacks."""
@@ -60,14 +56,15 @@ def client() -> DockerClient:
     return DockerClient(client_call=[DOCKER_CLIENT])
 
 
-def _answers(docker: DockerClient) -> dict | None:
+def _default_runtime(docker: DockerClient) -> str | None:
+    """The answering engine's default runtime, or None when no engine answers."""
     try:
         info = docker.system.info()
     except DockerException:
         return None
     if not info.server_version:  # the client prints its own half and no error when no engine answers
         return None
-    return {"runtime": info.default_runtime or "runc", "runtimes": set((info.runtimes or {}).keys())}
+    return info.default_runtime or "runc"
 
 
 def engine_dir() -> Path:
@@ -94,20 +91,20 @@ def ensure_engine(say=lambda _: None) -> Engine:
         raise DockerUnavailable("Docker is not installed (no /usr/bin/docker or /usr/sbin/dockerd)",
                                 "quorum toolchain install   (installs Debian's docker.io)")
     docker = client()
-    found = _answers(docker)
+    found = _default_runtime(docker)
     missing = missing_capabilities()
     if found is not None:
-        if missing and found["runtime"] != RUNTIME_NAME:
+        if missing and found != RUNTIME_NAME:
             raise DockerUnavailable(
-                f"the running Docker engine's default runtime is {found['runtime']}, and this host lacks "
+                f"the running Docker engine's default runtime is {found}, and this host lacks "
                 f"{', '.join(missing)}: privileged containers (every Quorum node) would fail with "
                 "'unable to apply caps'",
                 "stop that engine (e.g. `pkill dockerd`) and let Quorum start its own, or configure "
                 f"{_install_wrapper()} as its default runtime")
-        return Engine(docker, started_by_quorum=False, runtime=found["runtime"])
+        return Engine(docker, started_by_quorum=False, runtime=found)
     if os.environ.get(START_ENV, "1") == "0":
         raise DockerUnavailable("no Docker engine answers and starting one is not allowed here",
-                                f"start dockerd, or unset {START_ENV}=0")
+                                f"start dockerd, or unset {START_ENV}")
     return _start(docker, missing, say)
 
 
@@ -127,7 +124,7 @@ def _start(docker: DockerClient, missing: list[str], say) -> Engine:
                          start_new_session=True)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        if _answers(docker) is not None:
+        if _default_runtime(docker) is not None:
             return Engine(docker, started_by_quorum=True, runtime=runtime)
         time.sleep(0.5)
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-8:])

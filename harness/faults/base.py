@@ -130,7 +130,11 @@ class Nemesis:
         reason = fault.unavailable(self.cluster)
         if reason:
             raise FaultError(f"{fault.name} is unavailable here: {reason}", "skip this scenario on this machine")
-        fault.plan(self.cluster)
+        try:
+            fault.plan(self.cluster)
+        except KeyError as error:  # a host or component the topology does not have; nothing has acted yet
+            raise FaultError(f"{fault.describe()}: {error.args[0]}",
+                             "name a host or component of this topology (`quorum status` lists them)") from None
         if self._label is not None:
             self._label("fault", fault.name)
             target = fault.params().get("component") or fault.params().get("host")

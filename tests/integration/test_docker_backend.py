@@ -101,3 +101,15 @@ def test_down_leaves_no_container_network_namespace_or_rule(tmp_path):
     assert not [n for n in docker.network.list() if run_id in n.name]
     assert run_id not in run(["ip", "netns", "list"])
     assert run_id not in run(["iptables", "-S"])
+
+
+def test_status_names_the_backend_and_every_component(ha3_docker):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "status", str(ha3_docker.run_dir)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "docker backend" in out.stdout
+    assert out.stdout.count(" ok ") >= len(ha3_docker.specs), out.stdout
+    assert "etcd leader: c" in out.stdout

@@ -37,3 +37,21 @@ def test_nemesis_labels_and_steps_name_the_fault_and_its_target(tmp_path):
     assert ("fault", "recorded-bandwidth") in labels and ("component", "c2") in labels
     assert steps[0].startswith("inject recorded-bandwidth(host=c2") and steps[1].startswith("heal ")
     assert [e.type for e in nemesis.history.events_of()] == ["fault.start", "fault.end"]
+
+
+def test_a_fault_naming_an_unknown_host_is_refused_before_anything_is_journaled(tmp_path):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import pytest
+
+    from harness.errors import FaultError
+    from harness.faults import Nemesis, Partition
+    from harness.topology import load_topology
+
+    topology = load_topology(Path(__file__).resolve().parents[2] / "clusters" / "ha3.yaml")
+    cluster = SimpleNamespace(run_dir=tmp_path, name="t", topology=topology)
+    with pytest.raises(FaultError, match="no host named 'c9'; hosts: .*c1") as caught:
+        Nemesis(cluster, History()).inject(Partition(side_a=["c9"], side_b=["c1"]))
+    assert "quorum status" in caught.value.fix
+    assert not (tmp_path / "faults.jsonl").exists() or not (tmp_path / "faults.jsonl").read_text().strip()
