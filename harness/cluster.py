@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from functools import cached_property
 from pathlib import Path
 
@@ -49,6 +50,15 @@ class Cluster:
         if self.topology.leader_election.enabled:
             found += [f"lease {name} unheld" for name, host in self.lease_holders().items() if host is None]
         return found
+
+    def problems_after(self, timeout_s: float) -> list[str]:
+        """Wait up to `timeout_s` for the cluster to heal itself; what is still unhealthy (empty if healthy)."""
+        deadline = time.monotonic() + timeout_s
+        problems = self.problems()
+        while problems and time.monotonic() < deadline:
+            time.sleep(1.0)
+            problems = self.problems()
+        return problems
 
     @property
     def name(self) -> str:

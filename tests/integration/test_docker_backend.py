@@ -6,6 +6,7 @@ import time
 import pytest
 
 from harness.backends import docker as docker_backend
+from fixtures.cluster import SETTLE_S  # the time the pytest plugin gives a cluster to heal itself
 from harness.backends import process
 from harness.docker.engine import RUNTIME_NAME, client, ensure_engine, missing_capabilities
 from harness.faults import Nemesis, NodeDisconnect, NodeKill, NodePause, NodeRestart, PacketLoss
@@ -18,15 +19,6 @@ from tests.integration.conftest import CLUSTERS, running
 def ha3_docker(tmp_path_factory):
     with running(CLUSTERS / "ha3.yaml", tmp_path_factory.mktemp("ha3-docker") / "run", backend="docker") as cluster:
         yield cluster
-
-
-def healthy_within(cluster, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    problems = cluster.problems()
-    while problems and time.monotonic() < deadline:
-        time.sleep(1)
-        problems = cluster.problems()
-    return problems
 
 
 def test_the_engine_runs_privileged_containers_through_the_wrapper_where_the_host_lacks_capabilities():
@@ -55,7 +47,7 @@ def test_a_killed_node_takes_its_components_and_heal_brings_it_back(ha3_docker):
         assert not client().container.inspect(docker_backend.container_name(ha3_docker.run_id, "c2")).state.running
         assert ha3_docker.pid("etcd@c2") is None
         assert ha3_docker.api.ready(), "two controllers of three keep the API up"
-    assert healthy_within(ha3_docker, 60) == []
+    assert ha3_docker.problems_after(SETTLE_S) == []
 
 
 def test_a_paused_node_is_silent_until_healed(ha3_docker):
@@ -64,7 +56,7 @@ def test_a_paused_node_is_silent_until_healed(ha3_docker):
     with Nemesis(ha3_docker, history).fault(NodePause(host="c3")):
         assert client().container.inspect(docker_backend.container_name(ha3_docker.run_id, "c3")).state.paused
         assert not ha3_docker.apiserver("c3").ready(timeout=1.0)
-    assert healthy_within(ha3_docker, 60) == []
+    assert ha3_docker.problems_after(SETTLE_S) == []
     assert ha3_docker.pid("kube-apiserver@c3") == pid, "a pause does not restart anything"
 
 
@@ -72,7 +64,7 @@ def test_a_restarted_node_starts_its_components_again_by_itself(ha3_docker):
     before = ha3_docker.pid("etcd@c1")
     with Nemesis(ha3_docker, History()).fault(NodeRestart(host="c1")):
         pass  # the restart is the whole fault; heal only checks the node is up and attached
-    assert healthy_within(ha3_docker, 90) == []
+    assert ha3_docker.problems_after(SETTLE_S) == []
     assert ha3_docker.pid("etcd@c1") not in (None, before)
 
 
@@ -88,7 +80,7 @@ def test_a_disconnected_node_is_unreachable_and_reconnected_on_heal(ha3_docker):
         assert "0 received" in ha3_docker.exec("c2", ["ping", "-c", "2", "-W", "1", address], check=False)
     with Nemesis(ha3_docker, History()).fault(NodeDisconnect(host="c3")):  # Docker can disconnect it again
         assert "0 received" in ha3_docker.exec("c2", ["ping", "-c", "1", "-W", "1", address], check=False)
-    assert healthy_within(ha3_docker, 60) == []
+    assert ha3_docker.problems_after(SETTLE_S) == []
 
 
 def test_down_leaves_no_container_network_namespace_or_rule(tmp_path):
