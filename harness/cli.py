@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness.errors import QuorumError
+from harness.errors import ClusterError, QuorumError
 from harness.toolchain.versions import KUBERNETES_DEFAULT
 
 # CI logs are not terminals; keep tables on one line per row there
@@ -139,6 +139,12 @@ def status(cluster: str | None) -> None:
                       "[green]ok[/green]" if health[cid] else "[red]down[/red]")
     console.print(table)
     console.print(f"etcd leader: {c.etcd.leader() or 'none'}")
+    if c.topology.load_balancer_host is not None:
+        try:
+            lb = ", ".join(f"{server} {state}" for server, state in c.lb_server_states().items())
+        except ClusterError as error:
+            lb = f"unreadable ({error.problem})"
+        console.print(f"load balancer: {lb}")
     for lease, host in c.lease_holders().items():
         console.print(f"{lease} lease: {host or 'unheld'}")
     if c.topology.hollow_nodes.count:

@@ -11,8 +11,11 @@ from pathlib import Path
 from harness.backends.netns import assert_local, host_link, netns_name
 from harness.components import ComponentSpec, Layout, specs_for
 from harness.components import etcd as etcd_component
+from harness.components import haproxy as haproxy_component
 from harness.etcdapi import EtcdClient
+from harness.errors import ClusterError
 from harness.health import probe
+from harness.lbstate import server_states
 from harness.kubeapi import ApiClient
 from harness.shell import in_netns, run
 from harness.state import RunState
@@ -166,6 +169,14 @@ class Cluster:
 
     def component_health(self, timeout: float = 1.0) -> dict[str, bool]:
         return {cid: probe(spec.health, timeout) for cid, spec in self.specs.items()}
+
+    def lb_server_states(self) -> dict[str, str]:
+        """Apiserver host -> the load balancer's status for it (UP, DOWN, "UP 1/3", ...)."""
+        lb = self.topology.load_balancer_host
+        if lb is None:
+            raise ClusterError(f"topology {self.topology.name} has no load balancer host",
+                               "add a host with roles: [loadbalancer] (clusters/ha3.yaml has one)")
+        return server_states(haproxy_component.admin_socket(self.layout, lb))
 
     def lease_holders(self) -> dict[str, str | None]:
         """Lease name -> host holding it (None if unheld or unreadable)."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness.components.base import ComponentSpec, HealthProbe, Layout
+from harness.lbstate import check_socket_path
+from harness.topology import Component, Host
 
 
 def ms(seconds: float) -> str:
     return f"{int(seconds * 1000)}ms"
-from harness.topology import Component, Host
 
 
 def config(layout: Layout, host: Host) -> str:
@@ -17,6 +20,8 @@ def config(layout: Layout, host: Host) -> str:
         "global",
         "  maxconn 4096",
         "  log stderr format short local0 info",
+        # read-only admin socket (root only): scenarios time the LB's detection from it (harness/lbstate.py)
+        f"  stats socket {admin_socket(layout, host)} mode 600 level user",
         "defaults",
         "  mode tcp",
         "  log global",
@@ -50,8 +55,12 @@ def config(layout: Layout, host: Host) -> str:
     return "\n".join(lines) + "\n"
 
 
-def config_path(layout: Layout, host: Host):
+def config_path(layout: Layout, host: Host) -> Path:
     return layout.config_dir(host.name) / "haproxy.cfg"
+
+
+def admin_socket(layout: Layout, host: Host) -> Path:
+    return check_socket_path(layout.config_dir(host.name) / "haproxy.sock")
 
 
 def spec(layout: Layout, host: Host) -> ComponentSpec:

@@ -105,3 +105,5 @@ def test_status_names_the_backend_and_every_component(ha3_docker):
     assert "docker backend" in out.stdout
     assert out.stdout.count(" ok ") >= len(ha3_docker.specs), out.stdout
     assert "etcd leader: c" in out.stdout
+    # HAProxy runs inside the lb container; its admin socket is read through the bind-mounted run dir
+    assert "load balancer: c1 UP, c2 UP, c3 UP" in out.stdout
