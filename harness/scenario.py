@@ -31,6 +31,20 @@ def wait_healthy(cluster: Cluster, component_id: str, timeout_s: float) -> float
     return None
 
 
+def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_s: float) -> float | None:
+    """Poll the load balancer's admin socket until it marks `server` DOWN; the moment is recorded in the
+    History (lb.marked-down) for the lb-detection checker. Returns the monotonic time, or None."""
+    from harness.checkers.lb import MARKED_DOWN
+    from harness.lbstate import is_down
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if is_down(cluster.lb_server_states().get(server, "")):
+            return history.event(MARKED_DOWN, server=server).t
+        time.sleep(0.1)
+    return None
+
+
 def judge(history: History, *verdicts: Verdict, figures: dict | None = None) -> list[Verdict]:
     """Record verdicts in the History (so the gate and the report can read them) and attach them."""
     try:

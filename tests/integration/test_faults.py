@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.checkers import lb_detection
 from harness.errors import FaultError
 from harness.etcdctl import etcdctl
 from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuorumForGood, ModifyFlags, Nemesis,
@@ -16,6 +17,8 @@ from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuo
 from harness.faults.network import TAG
 from harness.faults.sweep import heal_cluster
 from harness.history import History
+from harness.scenario import wait_lb_marks_down
+from harness.thresholds import lb_detection_s
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,6 +85,16 @@ def test_stop_keeps_the_component_down_until_heal(ha3, nemesis):
         time.sleep(2.5)  # longer than the 1 s restart backoff: the supervisor must not restart it
         assert ha3.pid("kube-scheduler@c3") is None
     wait(lambda: ha3.pid("kube-scheduler@c3") is not None, what="scheduler restarted after heal")
+
+
+def test_the_lb_marks_a_stopped_apiserver_down_in_time_and_up_again_after_heal(ha3, nemesis):
+    assert ha3.lb_server_states() == {"c1": "UP", "c2": "UP", "c3": "UP"}
+    with nemesis.fault(Stop(component="kube-apiserver@c2")):
+        wait_lb_marks_down(ha3, nemesis.history, "c2", timeout_s=2 * lb_detection_s(ha3.topology))
+        verdict = lb_detection(nemesis.history, server="c2", max_s=lb_detection_s(ha3.topology) + 0.5)
+        assert verdict.passed, verdict.explain()
+        assert ha3.lb_server_states()["c1"] == "UP"
+    wait(lambda: ha3.lb_server_states()["c2"] == "UP", timeout=60, what="the LB to mark c2 UP again")
 
 
 def test_modified_flags_break_the_component_and_heal_restores_the_command_line(ha3, nemesis):

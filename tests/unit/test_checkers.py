@@ -1,4 +1,5 @@
-from harness.checkers import Status, availability, durability, failover_time, monotonicity, restart_accounting, write_outage
+from harness.checkers import (Status, availability, durability, failover_time, lb_detection, monotonicity,
+                             restart_accounting, write_outage)
 from harness.history import History, Outcome
 
 
@@ -269,3 +270,25 @@ def test_write_outage_without_acknowledged_writes_is_a_failure_and_without_attem
     puts(h, "???")
     assert write_outage(h).status is Status.FAIL
     assert write_outage(History()).status is Status.UNKNOWN
+
+
+# ---- lb-detection --------------------------------------------------------------------------------
+
+def test_lb_detection_from_fault_start_to_marked_down():
+    h = History()
+    fault(h, 10.0, 40.0, name="partition")
+    h.event("lb.marked-down", t=5.0, server="c3")  # before the fault: not this fault's detection
+    h.event("lb.marked-down", t=22.5, server="c2")  # another server
+    h.event("lb.marked-down", t=23.0, server="c3")
+    v = lb_detection(h, server="c3", max_s=14.5)
+    assert v.passed and v.figures["detection_s"] == 13.0
+
+
+def test_lb_detection_too_slow_or_never_fails_and_without_a_fault_is_unknown():
+    h = History()
+    fault(h, 10.0, 40.0, name="partition")
+    assert lb_detection(h, server="c3", max_s=14.5).status is Status.FAIL  # never marked down
+    h.event("lb.marked-down", t=25.0, server="c3")
+    slow = lb_detection(h, server="c3", max_s=14.5)
+    assert slow.status is Status.FAIL and "more than the allowed 14.50s" in slow.explanation
+    assert lb_detection(History(), server="c3", max_s=14.5).status is Status.UNKNOWN
