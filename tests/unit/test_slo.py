@@ -39,10 +39,22 @@ def test_a_slow_window_fails_even_when_the_whole_run_looks_fine():
 
 def test_a_cluster_list_of_ten_seconds_is_within_its_slo_but_a_namespace_list_is_not():
     h = History()
-    request(h, 0.0, 10.0, verb="list", resource="pods", scope="cluster")
+    request(h, 0.0, 0.05)  # the load starts
+    request(h, 10.0, 10.0, verb="list", resource="pods", scope="cluster")
     assert latency_slo(h, window_s=60.0).passed
-    request(h, 1.0, 10.0, verb="list", resource="pods", scope="namespace")
+    request(h, 11.0, 10.0, verb="list", resource="pods", scope="namespace")
     assert latency_slo(h, window_s=60.0).status is Status.FAIL
+
+
+def test_the_warm_up_is_not_judged_but_a_slow_request_after_it_is():
+    h = History()
+    request(h, 0.0, 1.1)  # a user's first request: its TCP and TLS handshakes, which the SLI does not count
+    for i in range(1, 40):
+        request(h, i * 0.5, 0.05)
+    assert latency_slo(h, window_s=20.0).passed
+    assert latency_slo(h, window_s=20.0, warmup_s=0.0).status is Status.FAIL
+    request(h, 2.5, 1.1)
+    assert latency_slo(h, window_s=20.0).status is Status.FAIL
 
 
 def test_excluded_windows_are_not_judged():
