@@ -18,6 +18,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from python_on_whales.exceptions import DockerException
+
 from harness.docker.engine import Engine
 from harness.errors import QuorumError
 from harness.toolchain.install import Toolchain
@@ -88,7 +90,12 @@ def build(engine: Engine, recipe: Recipe = Recipe(), say=lambda _: None) -> tupl
         say(f"debootstrap {recipe.suite} from {mirror} ({len(recipe.packages)} packages)")
         command = ["debootstrap", "--variant=minbase", f"--include={','.join(recipe.packages)}", recipe.suite,
                    str(rootfs), mirror]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=DEBOOTSTRAP_TIMEOUT_S)
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=DEBOOTSTRAP_TIMEOUT_S)
+        except subprocess.TimeoutExpired as error:
+            raise ImageBuildError(f"debootstrap did not finish within {DEBOOTSTRAP_TIMEOUT_S:.0f} s",
+                                  f"check that {mirror} is reachable and fast enough (apt-get update), then "
+                                  "quorum images build") from error
         if result.returncode != 0:
             tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-8:])
             raise ImageBuildError(f"debootstrap failed:\n{tail}",
@@ -97,9 +104,17 @@ def build(engine: Engine, recipe: Recipe = Recipe(), say=lambda _: None) -> tupl
         archive = Path(work) / "rootfs.tar"
         say(f"importing {recipe.tag}")
         # numeric owners and extended attributes (file capabilities) as they are in the rootfs
-        subprocess.run(["tar", "--numeric-owner", "--xattrs", "-C", str(rootfs), "-cf", str(archive), "."],
-                       check=True, capture_output=True)
-        engine.client.image.import_(archive, tag=recipe.tag, changes=["CMD [\"/sbin/init\"]"])
+        packed = subprocess.run(["tar", "--numeric-owner", "--xattrs", "-C", str(rootfs), "-cf", str(archive), "."],
+                                capture_output=True, text=True)
+        if packed.returncode != 0:
+            raise ImageBuildError(f"packing the root filesystem failed: {packed.stderr.strip()[-500:]}",
+                                  f"check the free space under {tempfile.gettempdir()} (df -h), then quorum images build")
+        try:
+            engine.client.image.import_(archive, tag=recipe.tag, changes=["CMD [\"/sbin/init\"]"])
+        except DockerException as error:
+            raise ImageBuildError(f"docker import of {recipe.tag} failed: {error}",
+                                  "check the engine's storage (docker info, df -h /var/lib/docker), then "
+                                  "quorum images build") from error
     return recipe.tag, time.monotonic() - started
 
 

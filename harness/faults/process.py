@@ -82,7 +82,7 @@ class Stop(Fault):
 
     def act(self, cluster: Cluster) -> None:
         cluster.control(self.component).hold()
-        terminate(cluster, self.component, grace_s=0.0 if self.signal == "SIGKILL" else 2.0)
+        terminate(cluster, self.component, grace_s=0.0 if self.signal == "SIGKILL" else TERM_GRACE_S)
 
     def undo(self, cluster: Cluster) -> None:
         control = cluster.control(self.component)
@@ -138,7 +138,10 @@ class ModifyFlags(Fault):
         control.kick()
 
 
-def terminate(cluster: Cluster, component: str, grace_s: float = 2.0) -> None:
+TERM_GRACE_S = 2.0
+
+
+def terminate(cluster: Cluster, component: str, grace_s: float = TERM_GRACE_S) -> None:
     """Stop the running component now: SIGTERM, then SIGKILL after a short grace. (kube-apiserver drains
     in-flight requests for up to a minute on SIGTERM; a restart fault must not wait for that.)"""
     control = cluster.control(component)
