@@ -15,8 +15,8 @@ from harness.components import haproxy as haproxy_component
 from harness.etcdapi import EtcdClient
 from harness.errors import ClusterError
 from harness.health import probe
-from harness.lbstate import server_states
 from harness.kubeapi import ApiClient
+from harness.lbstate import server_states
 from harness.shell import in_netns, run
 from harness.state import RunState
 from harness.supervisor import Control

@@ -35,12 +35,16 @@ def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_
     """Poll the load balancer's admin socket until it marks `server` DOWN; the moment is recorded in the
     History (lb.marked-down) for the lb-detection checker. Returns the monotonic time, or None."""
     from harness.checkers.lb import MARKED_DOWN
+    from harness.errors import ClusterError
     from harness.lbstate import is_down
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if is_down(cluster.lb_server_states().get(server, "")):
-            return history.event(MARKED_DOWN, server=server).t
+        try:
+            if is_down(cluster.lb_server_states().get(server, "")):
+                return history.event(MARKED_DOWN, server=server).t
+        except ClusterError:
+            pass  # the LB itself restarting: keep polling until the deadline
         time.sleep(0.1)
     return None
 
