@@ -1,0 +1,113 @@
+"""kind's load balancer stand-in (harness/kind/lb_standin.py) for real: the image built from the node base
+image, started with kind's own bootstrap command, configured the way kind configures Envoy (xDS files
+replaced by mv), in front of three real apiservers (ha3 on the docker backend)."""
+
+import http.client
+import ssl
+import time
+import uuid
+
+import pytest
+
+from harness.backends import docker as docker_backend
+from harness.docker.engine import ensure_engine
+from harness.faults import Nemesis, Stop
+from harness.history import History
+from harness.kind.images import LB_IMAGE, build_lb_standin
+from tests.integration.conftest import CLUSTERS, running
+
+# kind v0.33's GenerateBootstrapCommand (pkg/cluster/internal/loadbalancer/config.go), bootstrap file abridged
+BOOTSTRAP = ("mkdir -p /home/envoy && echo -en 'admin: {}' > /home/envoy/envoy.yaml"
+             " && { [ ! -f /home/envoy/cds.yaml ] && echo -en 'resources: []' > /home/envoy/cds.yaml || true; }"
+             " && { [ ! -f /home/envoy/lds.yaml ] && echo -en 'resources: []' > /home/envoy/lds.yaml || true; }"
+             " && while true; do envoy -c /home/envoy/envoy.yaml && break; sleep 1; done")
+LDS = """resources:
+- name: listener_apiserver
+  address:
+    socket_address:
+      address: "0.0.0.0"
+      port_value: 6443
+"""
+
+
+def cds(hosts: list[str]) -> str:
+    endpoints = "".join(f"""      - endpoint:
+          address:
+            socket_address:
+              address: {host}
+              port_value: 6443
+""" for host in hosts)
+    return f"resources:\n- name: kube_apiservers\n  load_assignment:\n    endpoints:\n    - lb_endpoints:\n{endpoints}"
+
+
+@pytest.fixture(scope="module")
+def ha3_docker(tmp_path_factory):
+    with running(CLUSTERS / "ha3.yaml", tmp_path_factory.mktemp("ha3-kind-lb") / "run", backend="docker") as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def standin(ha3_docker):
+    engine = ensure_engine()
+    build_lb_standin(engine)
+    docker = engine.client
+    container = docker.run(LB_IMAGE, ["bash", "-c", BOOTSTRAP], detach=True, name=f"quorum-lbtest-{uuid.uuid4().hex[:6]}",
+                           networks=[docker_backend.network_name(ha3_docker.run_id)])
+    try:
+        yield container
+    finally:
+        docker.container.remove(container.name, force=True, volumes=True)
+
+
+def configure(container, docker, lds: str, cds_text: str) -> None:
+    """As kind does it: write .tmp files, then mv them over the live ones."""
+    for name, text in (("lds", lds), ("cds", cds_text)):
+        docker.container.execute(container.name, ["sh", "-c", f"cat > /home/envoy/{name}.yaml.tmp << 'EOF'\n{text}EOF"])
+    docker.container.execute(container.name, ["sh", "-c", "mv /home/envoy/cds.yaml.tmp /home/envoy/cds.yaml"
+                                              " && mv /home/envoy/lds.yaml.tmp /home/envoy/lds.yaml"])
+
+
+def readyz_through(address: str, ca: str) -> int:
+    """GET /readyz on a fresh connection; the apiserver's certificate chain is verified (not its name: the
+    stand-in's address is not in it)."""
+    context = ssl.create_default_context(cafile=ca)
+    context.check_hostname = False
+    connection = http.client.HTTPSConnection(address, 6443, context=context, timeout=3)
+    try:
+        connection.request("GET", "/readyz")
+        return connection.getresponse().status
+    except OSError:
+        return 0
+    finally:
+        connection.close()
+
+
+def wait_for(predicate, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def test_the_standin_balances_kinds_apiservers_routes_around_a_stopped_one_and_follows_new_config(ha3_docker, standin):
+    docker = ensure_engine().client
+    names = [docker_backend.container_name(ha3_docker.run_id, h) for h in ("c1", "c2", "c3")]
+    address = docker.container.inspect(standin.name).network_settings.networks[
+        docker_backend.network_name(ha3_docker.run_id)].ip_address
+    ca = str(ha3_docker.layout.pki.ca.cert)
+    configure(standin, docker, LDS, cds(names))
+    wait_for(lambda: readyz_through(address, ca) == 200, 30, "the stand-in to serve /readyz")
+    config = docker.container.execute(standin.name, ["cat", "/home/envoy/haproxy.cfg"])
+    assert all(f"{name}:6443" in config for name in names), config
+
+    with Nemesis(ha3_docker, History()).fault(Stop(component="kube-apiserver@c1")):
+        time.sleep(2 * 2 + 3 + 1)  # kind's health check: 2 failures 2 s apart, 3 s timeout
+        statuses = [readyz_through(address, ca) for _ in range(12)]
+        assert statuses == [200] * 12, f"requests reached the stopped apiserver: {statuses}"
+
+    configure(standin, docker, LDS, cds(names[1:]))  # kind rewrites cds.yaml when control planes change
+    wait_for(lambda: names[0] not in docker.container.execute(standin.name, ["cat", "/home/envoy/haproxy.cfg"]),
+             10, "the stand-in to apply the new backends")
+    wait_for(lambda: readyz_through(address, ca) == 200, 10, "the reloaded stand-in to serve")

@@ -1,0 +1,91 @@
+"""The Envoy stand-in renders kind's xDS files (as kind v0.33 renders its templates) into HAProxy's config."""
+
+import shutil
+import subprocess
+
+import pytest
+
+from harness.kind.lb_standin import Endpoint, endpoints, render
+
+# kind's ProxyLDSConfigTemplate and ProxyCDSConfigTemplate rendered for three control planes
+LDS = '''
+resources:
+- "@type": type.googleapis.com/envoy.config.listener.v3.Listener
+  name: listener_apiserver
+  address:
+    socket_address:
+      address: "0.0.0.0"
+      port_value: 6443
+  filter_chains:
+  - filters:
+    - name: envoy.filters.network.tcp_proxy
+      typed_config:
+        "@type": type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy
+        stat_prefix: ingress_tcp
+        cluster: kube_apiservers
+'''
+CDS = '''
+resources:
+- "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+  name: kube_apiservers
+  connect_timeout: 0.25s
+  type: STRICT_DNS
+  lb_policy: ROUND_ROBIN
+  dns_lookup_family: V4_PREFERRED
+  health_checks:
+  - timeout: 3s
+    interval: 2s
+    unhealthy_threshold: 2
+    healthy_threshold: 1
+    http_health_check:
+      path: /healthz
+  load_assignment:
+    cluster_name: kube_apiservers
+    endpoints:
+    - lb_endpoints:
+      - endpoint:
+          address:
+            socket_address:
+              address: quorum-control-plane
+              port_value: 6443
+      - endpoint:
+          address:
+            socket_address:
+              address: quorum-control-plane2
+              port_value: 6443
+      - endpoint:
+          address:
+            socket_address:
+              address: quorum-control-plane3
+              port_value: 6443
+'''
+EMPTY = "resources: []"
+
+
+def test_endpoints_are_read_in_order():
+    assert endpoints(LDS) == [Endpoint("0.0.0.0", 6443)]
+    assert [e.host for e in endpoints(CDS)] == ["quorum-control-plane", "quorum-control-plane2", "quorum-control-plane3"]
+
+
+def test_the_listener_and_every_apiserver_become_haproxy_lines_with_kinds_health_check():
+    config = render(LDS, CDS)
+    assert "  bind 0.0.0.0:6443" in config
+    assert config.count("  server apiserver") == 3 and "  server apiserver2 quorum-control-plane3:6443" in config
+    assert "http-check send meth GET uri /healthz" in config and "inter 2s fall 2 rise 1" in config
+
+
+def test_nothing_is_started_before_kind_writes_a_listener_and_an_empty_cluster_has_no_servers():
+    assert render(EMPTY, EMPTY) is None
+    assert "server " not in render(LDS, EMPTY).split("backend kube_apiservers")[1].replace("default-server", "")
+
+
+def test_an_ipv6_listener_is_bracketed():
+    assert "  bind [::]:6443" in render(LDS.replace('"0.0.0.0"', '"::"'), CDS)
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (quorum toolchain install)")
+def test_haproxy_accepts_the_rendered_configuration(tmp_path):
+    path = tmp_path / "haproxy.cfg"
+    path.write_text(render(LDS, CDS).replace("/home/envoy/haproxy.sock", str(tmp_path / "s.sock")))
+    result = subprocess.run(["haproxy", "-c", "-f", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
