@@ -55,7 +55,7 @@ quorum toolchain install
 
 status=0
 case "$job" in
-  tests)     pytest tests "$@" || status=$? ;;
+  tests)     pytest tests --durations=25 "$@" || status=$? ;;  # the slowest tests, to keep CI short
   scenarios) pytest scenarios "$@" || status=$? ;;
 esac
 # pytest exits 5 when it collected nothing: that is a failure of this job, not a pass
