@@ -47,15 +47,21 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def load_ops(history: History, exclude: list[tuple[float, float]] = ()) -> list[Op]:
+def load_ops(history: History, exclude: list[tuple[float, float]] = (), warmup_s: float = 0.0) -> list[Op]:
     """The load's requests, without those that overlap an excluded window (a request in flight when a fault
-    starts belongs to the fault, even if it was sent just before)."""
-    return [o for o in history.ops if o.f.startswith(LOAD_PREFIX)
+    starts belongs to the fault, even if it was sent just before) and without each load process's first
+    `warmup_s` (counted from that process's own first request: the processes start seconds apart)."""
+    ops = [o for o in history.ops if o.f.startswith(LOAD_PREFIX)]
+    first: dict[str, float] = {}
+    for op in ops:
+        first[op.process] = min(op.invoke, first.get(op.process, op.invoke))
+    return [o for o in ops if o.invoke >= first[o.process] + warmup_s
             and not any(o.invoke <= end and o.complete >= start for start, end in exclude)]
 
 
-def latency_table(history: History, window_s: float, exclude: list[tuple[float, float]] = ()) -> list[Row]:
-    ops = load_ops(history, exclude)
+def latency_table(history: History, window_s: float, exclude: list[tuple[float, float]] = (),
+                  warmup_s: float = 0.0) -> list[Row]:
+    ops = load_ops(history, exclude, warmup_s)
     if not ops:
         return []
     t0 = min(o.invoke for o in ops)
@@ -89,12 +95,9 @@ def table_text(rows: list[Row], window_s: float) -> str:
 @checker("api-latency-slo")
 def latency_slo(history: History, *, window_s: float = thresholds.SLO_WINDOW_S,
                 exclude: list[tuple[float, float]] = (), warmup_s: float = thresholds.LOAD_WARMUP_S) -> Verdict:
-    """p99 latency of every (verb, resource, scope) in every window against its SLO, after the load's
-    warm-up (its users' connection set-up, which the server-side SLI does not include)."""
-    started = min((o.invoke for o in load_ops(history)), default=None)
-    if started is not None and warmup_s > 0:
-        exclude = [*exclude, (started, started + warmup_s)]
-    rows = latency_table(history, window_s, exclude)
+    """p99 latency of every (verb, resource, scope) in every window against its SLO, after each load
+    process's warm-up (its users' connection set-up, which the server-side SLI does not include)."""
+    rows = latency_table(history, window_s, exclude, warmup_s)
     judged = [r for r in rows if r.slo_s is not None and r.count - r.failed > 0]
     if not judged:
         return Verdict("api-latency-slo", Status.UNKNOWN, "no successful load requests to judge", {"requests": 0})
@@ -102,7 +105,8 @@ def latency_slo(history: History, *, window_s: float = thresholds.SLO_WINDOW_S,
     figures = {f"p99_{r.verb}_{r.resource}_{r.scope}_s": round(r.worst_window_p99_s, 3) for r in judged}
     figures |= {"window_s": window_s, "requests": sum(r.count for r in rows)}
     if exclude:
-        figures["excluded_s"] = round(sum(end - start for start, end in exclude), 1)  # the warm-up included
+        figures["excluded_s"] = round(sum(end - start for start, end in exclude), 1)
+    figures["warmup_s_per_load_process"] = warmup_s
     if breaches:
         worst = ", ".join(f"{r.verb} {r.resource} ({r.scope}) p99 {r.worst_window_p99_s:.3f}s > {r.slo_s:.0f}s"
                           for r in breaches)

@@ -35,7 +35,7 @@ def api_load(request: pytest.FixtureRequest, cluster: Cluster, history: History,
         yield generator
     finally:
         summary = generator.stop()
-        rows = slo.latency_table(history, profile.slo_window_s)
+        rows = slo.latency_table(history, profile.slo_window_s)  # every request, the warm-up included
         allure.attach(slo.table_text(rows, profile.slo_window_s) +
                       f"\n\nachieved {summary.rps:.1f} requests/s over {summary.processes} locust process(es) "
                       f"({spec.rate_per_s:.0f}/s planned, {spec.users} users, churn {spec.churn_per_s:.1f} objects/s)",

@@ -51,10 +51,21 @@ def test_the_warm_up_is_not_judged_but_a_slow_request_after_it_is():
     request(h, 0.0, 1.1)  # a user's first request: its TCP and TLS handshakes, which the SLI does not count
     for i in range(1, 40):
         request(h, i * 0.5, 0.05)
-    assert latency_slo(h, window_s=20.0).passed
+    assert latency_slo(h, window_s=20.0, warmup_s=2.0).passed
     assert latency_slo(h, window_s=20.0, warmup_s=0.0).status is Status.FAIL
     request(h, 2.5, 1.1)
-    assert latency_slo(h, window_s=20.0).status is Status.FAIL
+    assert latency_slo(h, window_s=20.0, warmup_s=2.0).status is Status.FAIL
+
+
+def test_each_load_process_gets_its_own_warm_up():
+    h = History()
+    for i in range(40):
+        request(h, i * 0.5, 0.05)  # load-0 from t=0
+    h.record("load-1", "load.get", "nodes", 3.0, Outcome.OK, complete=5.5, scope="resource", status=200)
+    # load-1 started 3 s later: its first request is inside its own warm-up, though outside load-0's
+    assert latency_slo(h, window_s=20.0, warmup_s=2.0).passed
+    h.record("load-1", "load.get", "nodes", 5.5, Outcome.OK, complete=7.0, scope="resource", status=200)
+    assert latency_slo(h, window_s=20.0, warmup_s=2.0).status is Status.FAIL
 
 
 def test_excluded_windows_are_not_judged():
