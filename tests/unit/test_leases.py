@@ -1,0 +1,74 @@
+"""LeaderWatcher.start() returns only once the record says who leads etcd, so a fault injected right after it
+always has a "before" to time a failover from (CI on docker once judged "no leader" from slow first answers)."""
+
+import itertools
+from dataclasses import dataclass
+
+from harness.cluster import LEASES
+from harness.etcdapi import MemberStatus
+from harness.history import History
+from harness.monitors.leases import LeaderWatcher
+
+URLS = ["https://10.0.0.1:2379", "https://10.0.0.2:2379", "https://10.0.0.3:2379"]
+MEMBER_IDS = {url: i + 1 for i, url in enumerate(URLS)}
+
+
+class LeaseList:
+    status_code = 200
+
+    def json(self) -> dict:
+        return {"items": [{"metadata": {"name": name}, "spec": {"holderIdentity": f"c1_{name}"}}
+                          for name in LEASES.values()]}
+
+
+class Apiserver:
+    def get(self, path: str, timeout: float) -> LeaseList:
+        return LeaseList()
+
+
+class SlowToAgreeEtcd:
+    """Members answer nothing for their first `silent` polls (a member's slow first answer, an election in
+    progress), then all report member 2 as leader; the member list fails the first time it is asked."""
+
+    def __init__(self, silent: int) -> None:
+        self.polls = {url: itertools.count() for url in URLS}
+        self.silent = silent
+        self.member_lists = itertools.count()
+
+    def status(self, url: str, timeout: float) -> MemberStatus | None:
+        if next(self.polls[url]) < self.silent:
+            return None
+        return MemberStatus(url, MEMBER_IDS[url], 2, 100, 3)
+
+    def members(self, timeout: float) -> dict[int, str]:
+        if next(self.member_lists) < 2:  # start()'s own call and the first judgement's
+            return {}
+        return {i: f"c{i}" for i in MEMBER_IDS.values()}
+
+
+@dataclass
+class Topology:
+    controllers: tuple = ()
+
+
+class FakeCluster:
+    def __init__(self, etcd: SlowToAgreeEtcd) -> None:
+        self.etcd = etcd
+        self.etcd_urls = URLS
+        self.api = Apiserver()
+        self.topology = Topology()
+
+    def ensure_local(self) -> None:
+        pass
+
+
+def test_start_waits_for_a_named_etcd_leader():
+    history = History()
+    watcher = LeaderWatcher(FakeCluster(SlowToAgreeEtcd(silent=5)), history, period=0.02).start()
+    try:
+        assert watcher.current["etcd"] == "c2"
+        holders = [e.get("holder") for e in history.events_of("leader", subject="etcd")]
+        assert holders[-1] == "c2"
+        assert all(watcher.current[name] == f"c1_{name}" for name in LEASES.values())
+    finally:
+        watcher.stop()
