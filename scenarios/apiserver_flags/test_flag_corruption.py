@@ -5,13 +5,13 @@ import time
 
 import pytest
 
-from harness.checkers import availability
+from harness.checkers import availability, lb_detection
 from harness.monitors import ApiProber
 from harness.faults import ModifyFlags
 from harness.rollout import rolling_flag_change
-from harness.scenario import explain_all, judge
-from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S, lb_detection_s,
-                                lb_rise_s)
+from harness.scenario import explain_all, judge, wait_lb_marks_down
+from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, OBSERVATION_S, STARTUP_ALLOWANCE_S,
+                                lb_detection_s, lb_rise_s)
 from harness.topology import Component
 
 
@@ -46,19 +46,21 @@ STEADY_S = 10.0
 @pytest.mark.parametrize("corruption", ["unknown-flag", "wrong-etcd-endpoint", "missing-certificate"])
 def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_connection_prober, history,
                                                          corruption):
-    """Restart one apiserver with a bad flag. It never becomes ready; once the load balancer has had its
-    detection time (fall x inter + check timeout, ANCHORS) it routes every request around it: the API
-    through the LB is >= 99.5 % available in the steady state that follows (the whole-window figure,
-    which includes the detection time, is reported). Heal restores the last good command line and the
+    """Restart one apiserver with a bad flag. It never becomes ready; the load balancer marks it DOWN
+    (read from HAProxy's admin socket) within the restart plus its detection time (fall x inter + check
+    timeout, ANCHORS), and from that moment routes every request around it: the API through the LB is
+    >= 99.5 % available in the steady state that follows (the whole-window figure, which includes the
+    detection time, is reported). Heal restores the last good command line and the
     apiserver is ready again within its start-up allowance."""
     if len(cluster.topology.controllers) < 2:
         pytest.skip("one apiserver: there is nothing to route around it to")
     host = cluster.topology.controllers[0].name
-    settle = RESTART_S + lb_detection_s(cluster.topology)
+    detection_max_s = RESTART_S + lb_detection_s(cluster.topology) + OBSERVATION_S
     with nemesis.fault(ModifyFlags(component=f"kube-apiserver@{host}", **bad_flags(cluster)[corruption])):
-        time.sleep(settle)
-        steady = (time.monotonic(), time.monotonic() + STEADY_S)
-        time.sleep(STEADY_S)
+        marked_down = wait_lb_marks_down(cluster, history, host, timeout_s=detection_max_s + 5.0)
+        start = marked_down or time.monotonic()
+        steady = (start, start + STEADY_S)
+        time.sleep(max(0.0, steady[1] - time.monotonic()))
         broken_ready = cluster.apiserver(host).ready()
     deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]
     while not cluster.apiserver(host).ready() and time.monotonic() < deadline:
@@ -66,10 +68,11 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     restored = cluster.apiserver(host).ready()
     time.sleep(lb_rise_s(cluster.topology) + 1)
     whole = availability(history)
-    verdicts = judge(history, availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
+    verdicts = judge(history, lb_detection(history, server=host, max_s=detection_max_s),
+                     availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
                      figures={"apiserver": host, "corruption": corruption, "ready_with_bad_flag": broken_ready,
                               "ready_after_heal": restored, "availability_whole_window_pct":
-                              whole.figures.get("availability_pct"), "lb_detection_s": lb_detection_s(cluster.topology)})
+                              whole.figures.get("availability_pct")})
     assert not broken_ready, f"the apiserver on {host} became ready despite {corruption}"
     assert restored, f"the apiserver on {host} was not ready within the start-up allowance after heal"
     assert all(verdicts), explain_all(verdicts)
