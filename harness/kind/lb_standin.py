@@ -37,7 +37,7 @@ class Endpoint:
 
 
 def endpoints(text: str) -> list[Endpoint]:
-    """Every socket_address (address, port_value) in an rendered xDS file, in order."""
+    """Every socket_address (address, port_value) in a rendered xDS file, in order."""
     return [Endpoint(host, int(port)) for host, port in _ENDPOINT.findall(text)]
 
 
