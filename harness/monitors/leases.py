@@ -38,6 +38,9 @@ class LeaderWatcher:
         self._lock = threading.Lock()
         self.current: dict[str, str | None] = {}
         self._member_views: dict[str, tuple[int, float]] = {}
+        self._polled: set[str] = set()  # members polled at least once: etcd is judged only after all were
+        self._judging = threading.Lock()  # one etcd judgement at a time, so the record is in judgement order
+        self._last_t: dict[str, float] = {}
         self._names: dict[int, str] = {}
         self.samples: dict[str, int] = {}  # polls done per source, for the sampling benchmark
         self._clients = [cluster.api] + [cluster.apiserver(h.name) for h in cluster.topology.controllers]
@@ -49,6 +52,10 @@ class LeaderWatcher:
             if subject in self.current and self.current[subject] == holder:
                 return
             self.current[subject] = holder
+            # a poll's midpoint can be earlier than that of a poll judged before it (member threads overlap): keep
+            # a subject's events in the order they were judged, or the record could put a stale "no leader" last
+            t = max(t, self._last_t.get(subject, t) + 1e-6)
+            self._last_t[subject] = t
         host = holder.split("_", 1)[0] if holder else None
         self.history.event("leader", t=t, subject=subject, holder=holder, host=host, **attrs)
 
@@ -80,13 +87,21 @@ class LeaderWatcher:
             status = self.cluster.etcd.status(url, timeout=0.3)
             t = (invoke + now()) / 2
             self.samples[url] = self.samples.get(url, 0) + 1
+            self._member_answered(url, status.leader_id if status is not None else 0, t)
+            self._stop.wait(max(0.0, self.period - (now() - invoke)))
+
+    def _member_answered(self, url: str, leader_id: int, t: float) -> None:
+        """One member's answer (0: no answer or no leader) at time t, and the etcd judgement that follows it."""
+        with self._judging:
             with self._lock:
-                if status is not None and status.leader_id:
-                    self._member_views[url] = (status.leader_id, t)
+                self._polled.add(url)
+                if leader_id:
+                    self._member_views[url] = (leader_id, t)
                 else:
                     self._member_views.pop(url, None)
+                if len(self._polled) < len(self.cluster.etcd_urls):
+                    return  # before every member answered once, "no majority" means "not asked yet"
             self._judge_etcd(t)
-            self._stop.wait(max(0.0, self.period - (now() - invoke)))
 
     def _judge_etcd(self, t: float) -> None:
         members = len(self.cluster.etcd_urls)

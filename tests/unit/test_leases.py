@@ -72,3 +72,34 @@ def test_start_waits_for_a_named_etcd_leader():
         assert all(watcher.current[name] == f"c1_{name}" for name in LEASES.values())
     finally:
         watcher.stop()
+
+
+def _judged_watcher() -> tuple[LeaderWatcher, History]:
+    """A watcher that knows the member names and has not started its threads: answers are fed by hand."""
+    history = History()
+    watcher = LeaderWatcher(FakeCluster(SlowToAgreeEtcd(silent=0)), history)
+    watcher._names = {i: f"c{i}" for i in MEMBER_IDS.values()}
+    return watcher, history
+
+
+def test_no_etcd_verdict_is_recorded_before_every_member_answered_once():
+    watcher, history = _judged_watcher()
+    watcher._member_answered(URLS[0], 2, t=1.0)
+    watcher._member_answered(URLS[1], 0, t=1.0)
+    assert history.events_of("leader", subject="etcd") == [], "one answer of three is no verdict on the leader"
+    watcher._member_answered(URLS[2], 2, t=1.1)
+    assert [e.get("holder") for e in history.events_of("leader", subject="etcd")] == ["c2"]
+
+
+def test_a_later_judgement_stamped_earlier_stays_last_in_the_record():
+    """Member threads overlap: a member whose poll began earlier can be judged after another member's poll that
+    ended in "no majority". The record must end with the later judgement (CI on docker: the last etcd event
+    before the fault, by time, was a stale "no leader" and the failover had no holder before it)."""
+    watcher, history = _judged_watcher()
+    watcher._member_answered(URLS[0], 2, t=1.0)
+    watcher._member_answered(URLS[1], 0, t=1.0)
+    watcher._member_answered(URLS[2], 0, t=1.2)  # judged: one of three names a leader -> no leader
+    watcher._member_answered(URLS[1], 2, t=1.15)  # judged after, its poll's midpoint earlier -> c2 leads
+    events = history.events_of("leader", subject="etcd")
+    assert [e.get("holder") for e in events] == [None, "c2"]
+    assert events[-1].t >= 1.2
