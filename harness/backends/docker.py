@@ -81,7 +81,7 @@ class ContainerHosts:
                                    options=[f"com.docker.network.bridge.name={bridge}"])
         rule = egress_rule(self.state.run_id)
         self.state.record("iptables", rule)
-        run(["iptables", "-I", rule[0], "1", *rule[1:]])  # traffic inside the bridge: Docker's own ACCEPT rule
+        run(["iptables", "-w", "-I", rule[0], "1", *rule[1:]])  # traffic inside the bridge: Docker's own ACCEPT rule
 
     def start(self, topology: Topology, run_dir: Path, specs: list[ComponentSpec]) -> None:
         for host in topology.hosts:

@@ -151,7 +151,7 @@ class RunNetwork:
         run(["ip", "link", "set", self.bridge, "up"])
         for rule in forward_rules(self.run_id):
             self.record("iptables", rule)
-            run(["iptables", "-I", rule[0], "1", *rule[1:]])
+            run(["iptables", "-w", "-I", rule[0], "1", *rule[1:]])
         for index, (host, address) in enumerate(hosts):
             netns, veth = netns_name(self.run_id, host), veth_name(self.run_id, index)
             self.record("netns", netns)
@@ -187,7 +187,7 @@ def teardown(run_id: str, *, netns: list[str], veths: list[str], bridge: str | N
             removed.append(f"veth {name}")
     for rule in rules:
         while _rule_present(rule):  # a rule inserted twice needs two deletes
-            run(["iptables", "-D", *rule])
+            run(["iptables", "-w", "-D", *rule])
             removed.append(f"iptables {' '.join(rule)}")
     if bridge and link_exists(bridge):
         run(["ip", "link", "del", bridge], check=False)
@@ -199,7 +199,7 @@ def teardown(run_id: str, *, netns: list[str], veths: list[str], bridge: str | N
 
 def _rule_present(rule: list[str]) -> bool:
     try:
-        run(["iptables", "-C", *rule])
+        run(["iptables", "-w", "-C", *rule])
         return True
     except CommandError:
         return False

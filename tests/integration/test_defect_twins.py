@@ -72,3 +72,4 @@ def test_each_conformance_check_fails_on_its_twin_and_only_there(tmp_path, twin)
               if case.find("failure") is not None or case.find("error") is not None}
     assert result.returncode == 1, (result.stdout + result.stderr)[-2000:]
     assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
+    assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"
