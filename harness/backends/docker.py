@@ -131,7 +131,7 @@ def teardown(state: RunState) -> list[str]:
             if docker.container.exists(name):
                 docker.container.remove(name, force=True, volumes=True)
                 removed.append(f"container {name}")
-        if state.docker_network and docker.network.exists(state.docker_network):
+        if state.docker_network and network_exists(state.docker_network):
             docker.network.remove(state.docker_network)
             removed.append(f"docker network {state.docker_network}")
     except (DockerException, DockerUnavailable) as error:
@@ -139,21 +139,36 @@ def teardown(state: RunState) -> list[str]:
     return removed
 
 
+def network_exists(name: str) -> bool:
+    # by listing: Docker 20.10 words a missing network so that python-on-whales' network.exists raises
+    return name in {network.name for network in client().network.list(filters=[("name", name)])}
+
+
+def engine_answers() -> bool:
+    """Docker is installed and its engine runs (nothing of Docker's can be left over otherwise)."""
+    if not Path(DOCKER_CLIENT).exists():
+        return False
+    try:
+        return bool(client().system.info().server_version)
+    except DockerException:
+        return False
+
+
 def leftovers() -> list[str]:
     """Containers and networks of any Quorum run, if an engine answers (`quorum down --all`)."""
     removed: list[str] = []
-    if not Path(DOCKER_CLIENT).exists():
+    if not engine_answers():
         return []
     docker = client()
     try:
-        if not docker.system.info().server_version:
-            return []
         for container in docker.container.list(all=True, filters={"label": LABEL}):
-            docker.container.remove(container, force=True)
-            removed.append(f"container {container.name}")
+            name = container.name  # before the removal: a stale attribute makes python-on-whales inspect again
+            docker.container.remove(name, force=True)
+            removed.append(f"container {name}")
         for network in docker.network.list(filters={"label": LABEL}):
-            docker.network.remove(network)
-            removed.append(f"docker network {network.name}")
+            name = network.name
+            docker.network.remove(name)
+            removed.append(f"docker network {name}")
     except DockerException:
         return removed
     return removed
