@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -63,14 +64,27 @@ def images() -> None:
 
 
 @images.command("build")
-def images_build() -> None:
+@click.option("--kind", "with_kind", is_flag=True,
+              help="also kind's node image (control-plane images preloaded) and its load balancer stand-in")
+def images_build(with_kind: bool) -> None:
     """Build every image that is missing (starts a Docker engine if none runs and it may)."""
     from harness.docker import base_image
     from harness.docker.engine import ensure_engine
 
-    engine = ensure_engine(say=lambda m: errors.print(m, highlight=False))
-    tag, took = base_image.build(engine, say=lambda m: errors.print(m, highlight=False))
-    console.print(f"{tag}: " + (f"built in {took:.0f}s" if took else "present (cached by recipe)"))
+    say = lambda m: errors.print(m, highlight=False)  # noqa: E731 - progress goes to stderr
+    engine = ensure_engine(say=say)
+    built = [("node base", *base_image.build(engine, say=say))]
+    if with_kind:
+        from harness.kind import images as kind_images
+        from harness.kind import node_image
+
+        built.append(("kind node", *node_image.build(engine, say=say)))
+        started = time.monotonic()
+        fresh = not kind_images.lb_standin_current(engine, base_image.Recipe().tag)
+        built.append(("kind load balancer", kind_images.build_lb_standin(engine, say=say),
+                      time.monotonic() - started if fresh else 0.0))
+    for what, tag, took in built:
+        console.print(f"{what} {tag}: " + (f"built in {took:.0f}s" if took else "present (cached by recipe)"))
 
 
 @images.command("status")
@@ -78,14 +92,23 @@ def images_status() -> None:
     """Each image Quorum needs: tag (a hash of its recipe), present or missing, size."""
     from harness.docker import base_image
     from harness.docker.engine import ensure_engine
+    from harness.kind import images as kind_images
+    from harness.kind import node_image
 
     engine = ensure_engine(say=lambda m: errors.print(m, highlight=False))
     table = Table("image", "tag", "present", "size", "recipe")
+
+    def row(what: str, tag: str, present: bool, recipe: str) -> None:
+        size = f"{engine.client.image.inspect(tag).size / 2**20:.0f} MiB" if present else "-"
+        table.add_row(what, tag, "yes" if present else "[red]missing[/red]", size, recipe)
+
     recipe = base_image.Recipe()
     present = base_image.exists(engine, recipe)
-    size = f"{engine.client.image.inspect(recipe.tag).size / 2**20:.0f} MiB" if present else "-"
-    table.add_row("node base", recipe.tag, "yes" if present else "[red]missing[/red]", size,
-                  f"debootstrap {recipe.suite} + {len(recipe.packages)} packages + etcd {recipe.etcd}")
+    row("node base", recipe.tag, present, f"debootstrap {recipe.suite} + {len(recipe.packages)} packages + etcd {recipe.etcd}")
+    row("kind node", node_image.tag_for(), node_image.exists(engine),
+        "kind's base files + Debian containerd + toolchain binaries and images (--kind)")
+    row("kind load balancer", kind_images.LB_IMAGE, kind_images.lb_standin_current(engine, recipe.tag),
+        "HAProxy stand-in for kind's Envoy (--kind)")
     console.print(table)
     if not present:
         errors.print("an image is missing; fix: quorum images build")
