@@ -283,13 +283,20 @@ def down(run_dir: Path, keep_logs: bool = True) -> list[str]:
     state = RunState.load(run_dir)
     state.status = "stopping"
     state.save()
-    removed = docker.teardown(state) if state.backend == "docker" else []  # the containers take their processes
+    removed = []
+    if state.backend == "kind":  # kind's node containers go first: the network cannot go while they use it
+        from harness.kind.cluster import cluster_name, remove_nodes
+
+        removed += remove_nodes(cluster_name(state.run_id))
+    if state.backend in ("docker", "kind"):
+        removed += docker.teardown(state)  # the containers take their processes
     stop_processes(_keeper_pids(run_dir), state.netns)
     removed += netns.teardown(state.run_id, netns=state.netns, veths=state.veths,
-                              bridge=None if state.backend == "docker" else state.bridge, rules=state.iptables)
+                              bridge=None if state.backend in ("docker", "kind") else state.bridge, rules=state.iptables)
     unregister(state.run_id)
     # everything that holds keys or cluster data goes; logs, events and the fault journal stay for debugging
-    for name in ("pki", "data", "snapshots", "config", "components", "admin.kubeconfig", "topology.yaml", "state.json"):
+    for name in ("pki", "data", "snapshots", "config", "components", "admin.kubeconfig", "kubeconfig", "topology.yaml",
+                 "state.json"):
         path = run_dir / name
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
@@ -308,6 +315,10 @@ def down_all() -> list[str]:
         if (run_dir / "state.json").exists():
             removed += down(run_dir)
         unregister(run_id)
+    if docker.engine_answers():  # kind's node containers of crashed runs, before their networks
+        from harness.kind.cluster import remove_nodes
+
+        removed += remove_nodes()
     removed += docker.leftovers()
     leftover_ns = [n for n in netns.list_netns() if n.startswith(netns.PREFIX_NETNS)]
     stop_processes(_keeper_pids(), leftover_ns)

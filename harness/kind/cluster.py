@@ -1,0 +1,154 @@
+"""A kind cluster from the locally built node image, on a Quorum-owned Docker network.
+
+kind creates its own "kind" network with IP masquerading, which would let the nodes reach the world (they
+try registry.k8s.io). Quorum creates the network instead (kind uses it when KIND_EXPERIMENTAL_DOCKER_NETWORK
+names it): a bridge with an address in the cluster subnet, no masquerading, and a FORWARD rule that drops
+anything from the bridge to elsewhere (GOTCHAS). Both are journaled in the run's state before they exist,
+so `quorum down` removes them after a crash too.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from python_on_whales.exceptions import DockerException
+
+from harness.backends import docker as docker_backend
+from harness.backends import netns
+from harness.docker.engine import DOCKER_CLIENT, Engine, client
+from harness.errors import ClusterError
+from harness.kind import node_image
+from harness.kind.images import build_lb_standin
+from harness.shell import run
+from harness.state import RunState
+from harness.toolchain.install import Toolchain
+
+CREATE_TIMEOUT_S = 900
+KIND_LABEL = "io.x-k8s.kind.cluster"  # kind labels every container of a cluster with its name
+
+
+@dataclass(frozen=True)
+class KindShape:
+    control_planes: int = 3
+    workers: int = 2
+
+    def __post_init__(self) -> None:
+        if self.control_planes < 1 or self.workers < 0:
+            raise ClusterError(f"a kind cluster needs at least one control plane (asked: {self.control_planes}, "
+                               f"{self.workers} workers)", "ask for 1 or more control planes and 0 or more workers")
+
+
+def kind_config(shape: KindShape) -> dict:
+    """kind's cluster config: its roles, plus what this offline, cgroup v1 host needs (docs/backends.md)."""
+    nodes = [{"role": "control-plane"}] * shape.control_planes + [{"role": "worker"}] * shape.workers
+    return {
+        "kind": "Cluster",
+        "apiVersion": "kind.x-k8s.io/v1alpha4",
+        # the default CNI is Quorum's (the node image's /kind/manifests/default-cni.yaml); no kube-proxy and no
+        # coredns (neither image is built): the control plane is under test, not Services
+        "networking": {"kubeProxyMode": "none"},
+        "nodes": nodes,
+        "kubeadmConfigPatches": [
+            # the node image holds the toolchain's etcd under this tag (kubeadm 1.34 would ask for 3.6)
+            yaml.safe_dump({"kind": "ClusterConfiguration",
+                            "etcd": {"local": {"imageTag": node_image.ETCD_IMAGE.rsplit(":", 1)[1]}}}),
+            # kubelet 1.34 refuses cgroup v1 hosts unless told
+            yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False}),
+            # kind puts addon/kube-proxy here for kubeProxyMode none; a patch replaces the list, so both
+            yaml.safe_dump({"kind": "InitConfiguration", "skipPhases": ["addon/coredns", "addon/kube-proxy"]}),
+        ],
+    }
+
+
+def cluster_name(run_id: str) -> str:
+    return f"quorum-{run_id}"
+
+
+def _kind_env(network: str) -> dict[str, str]:
+    # kind runs `docker` from PATH: Debian's client, the one that matches the engine Quorum starts
+    client_dir = tempfile.mkdtemp(prefix="quorum-kind-path-")
+    os.symlink(DOCKER_CLIENT, Path(client_dir) / "docker")
+    return {**os.environ, "KIND_EXPERIMENTAL_DOCKER_NETWORK": network, "PATH": f"{client_dir}:{os.environ['PATH']}"}
+
+
+def create_network(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network) -> str:
+    overlaps = netns.overlapping_routes(subnet)
+    if overlaps:
+        raise ClusterError(f"subnet {subnet} is already in use on this machine: {'; '.join(overlaps)}",
+                           "take the other cluster down (`quorum down --all`), or pick a free /24 in 10.213.0.0/16")
+    name, bridge = docker_backend.network_name(state.run_id), docker_backend.bridge_name(state.run_id)
+    state.record("docker_network", name)
+    state.record("bridge", bridge)
+    engine.client.network.create(name, driver="bridge", subnet=str(subnet), gateway=str(next(subnet.hosts())),
+                                 labels={docker_backend.LABEL: state.run_id},
+                                 options=[f"com.docker.network.bridge.name={bridge}",
+                                          "com.docker.network.bridge.enable_ip_masquerade=false"])
+    rule = docker_backend.egress_rule(state.run_id)
+    state.record("iptables", rule)
+    run(["iptables", "-w", "-I", rule[0], "1", *rule[1:]])
+    return name
+
+
+def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape: KindShape = KindShape(),
+           say=lambda _: None) -> Path:
+    """Create the cluster; returns its kubeconfig (0600, in the run directory). The caller tears down."""
+    toolchain = Toolchain()
+    image, took = node_image.build(engine, str(toolchain.kubernetes), say=say)
+    if took:
+        say(f"built {image} in {took:.0f}s")
+    if shape.control_planes > 1:
+        build_lb_standin(engine, say=say)
+    network = create_network(engine, state, subnet)
+    run_dir = Path(state.run_dir)
+    config = run_dir / "kind.yaml"
+    config.write_text(yaml.safe_dump(kind_config(shape), sort_keys=False))
+    kubeconfig = run_dir / "kubeconfig"
+    kubeconfig.touch(mode=0o600)
+    say(f"kind create cluster {cluster_name(state.run_id)}: {shape.control_planes} control planes, "
+        f"{shape.workers} workers")
+    command = [str(toolchain.path("kind")), "create", "cluster", "--name", cluster_name(state.run_id),
+               "--image", image, "--config", str(config), "--kubeconfig", str(kubeconfig), "--retain"]
+    try:
+        result = subprocess.run(command, env=_kind_env(network), capture_output=True, text=True,
+                                timeout=CREATE_TIMEOUT_S)
+    except subprocess.TimeoutExpired as error:
+        raise ClusterError(f"kind create cluster did not finish within {CREATE_TIMEOUT_S} s",
+                           "docker logs <node> shows where the node stopped") from error
+    (run_dir / "kind-create.log").write_text(result.stdout + result.stderr)
+    kubeconfig.chmod(0o600)
+    if result.returncode != 0:
+        raise ClusterError(f"kind create cluster failed:\n{(result.stdout + result.stderr).strip()[-2500:]}",
+                           f"the whole output is in {run_dir / 'kind-create.log'}; the nodes stay for "
+                           "inspection until quorum down")
+    return kubeconfig
+
+
+def teardown(state: RunState) -> list[str]:
+    """Delete the kind cluster's containers (kind labels them with the cluster name), then the network and
+    its rule. Idempotent."""
+    removed = remove_nodes(cluster_name(state.run_id))
+    removed += docker_backend.teardown(state)
+    removed += netns.teardown(state.run_id, netns=[], veths=[], bridge=None, rules=state.iptables)
+    return removed
+
+
+def remove_nodes(name: str | None = None) -> list[str]:
+    """The containers of one Quorum kind cluster, or of every one (`name` None: `quorum down --all`)."""
+    removed = []
+    try:
+        docker = client()
+        for container in docker.container.list(all=True, filters=[("label", KIND_LABEL)]):
+            # read before removing: python-on-whales inspects the container again when an attribute is stale
+            owner, container_name = container.config.labels.get(KIND_LABEL, ""), container.name
+            if owner == name or (name is None and owner.startswith("quorum-")):
+                docker.container.remove(container_name, force=True, volumes=True)
+                removed.append(f"container {container_name}")
+    except DockerException as error:
+        removed.append(f"(kind nodes not removed: {error})")
+    return removed

@@ -1,0 +1,126 @@
+"""A kind cluster built offline: the node image from local parts (harness/kind/node_image.py), kind's own
+`kind create cluster` with three control planes behind its load balancer (the HAProxy stand-in) and two
+workers, on a Quorum-owned network; the control plane runs as static pods, Quorum's CNI makes every node
+Ready and routes pods between nodes, and `down` leaves nothing behind."""
+
+import ipaddress
+import secrets
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.backends import docker as docker_backend
+from harness.backends import process
+from harness.docker.engine import client, ensure_engine
+from harness.kind import cluster as kind
+from harness.shell import run
+from harness.state import RunState, register
+from harness.toolchain.install import Toolchain
+
+SUBNET = ipaddress.ip_network("10.213.50.0/24")
+SHAPE = kind.KindShape(control_planes=3, workers=2)
+STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+READY_TIMEOUT_S = 180
+
+
+class Kubectl:
+    def __init__(self, kubeconfig: Path) -> None:
+        self.command = [str(Toolchain().path("kubectl")), f"--kubeconfig={kubeconfig}"]
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        result = subprocess.run([*self.command, *args], capture_output=True, text=True, timeout=60)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)}: {result.stderr.strip()}")
+        return result.stdout
+
+
+@pytest.fixture(scope="module")
+def kind_cluster(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("kind") / "run"
+    run_dir.mkdir()
+    state = RunState(run_id=secrets.token_hex(3), name="kind-3cp-2w", backend="kind", run_dir=str(run_dir))
+    state.save()
+    register(state)
+    try:
+        kubeconfig = kind.create(ensure_engine(), state, SUBNET, SHAPE)
+        yield state, kubeconfig, Kubectl(kubeconfig)
+    finally:
+        process.down(run_dir)
+
+
+def _wait(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(2)
+    raise AssertionError(f"{what} within {timeout_s:.0f}s")
+
+
+def _nodes(kubectl: Kubectl) -> dict[str, dict]:
+    import json
+
+    return {n["metadata"]["name"]: n for n in json.loads(kubectl("get", "nodes", "-o", "json"))["items"]}
+
+
+def _ready(node: dict) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions", []))
+
+
+def test_every_node_turns_ready_with_quorums_cni(kind_cluster):
+    state, kubeconfig, kubectl = kind_cluster
+    assert kubeconfig.stat().st_mode & 0o777 == 0o600
+    names = _wait(lambda: (n := _nodes(kubectl)) and all(_ready(x) for x in n.values()) and n, READY_TIMEOUT_S,
+                  "every node Ready")
+    roles = sorted("control-plane" if "node-role.kubernetes.io/control-plane" in n["metadata"]["labels"] else "worker"
+                   for n in names.values())
+    assert roles == ["control-plane"] * SHAPE.control_planes + ["worker"] * SHAPE.workers
+
+
+def test_the_control_plane_runs_as_static_pods_on_every_control_plane_node(kind_cluster):
+    _, _, kubectl = kind_cluster
+    control_planes = [n for n, node in _nodes(kubectl).items()
+                      if "node-role.kubernetes.io/control-plane" in node["metadata"]["labels"]]
+    assert len(control_planes) == SHAPE.control_planes
+    for node in control_planes:
+        for component in STATIC_PODS:
+            pod = f"{component}-{node}"
+            _wait(lambda: kubectl("-n", "kube-system", "get", "pod", pod, "-o", "jsonpath={.status.phase}",
+                                  check=False) == "Running", 60, f"{pod} Running")
+            owner = kubectl("-n", "kube-system", "get", "pod", pod, "-o", "jsonpath={.metadata.ownerReferences[0].kind}")
+            assert owner == "Node", f"{pod} is a mirror pod of a static pod (owned by its Node), not {owner}"
+    # through kind's load balancer (the kubeconfig's server), the API answers ready
+    assert kubectl("get", "--raw", "/readyz") == "ok"
+
+
+def test_a_pod_on_one_worker_is_reached_from_the_other(kind_cluster):
+    state, _, kubectl = kind_cluster
+    nodes = _nodes(kubectl)
+    workers = sorted(n for n, node in nodes.items()
+                     if "node-role.kubernetes.io/control-plane" not in node["metadata"]["labels"])
+    target, source = workers[0], workers[1]
+    kubectl("run", "quorum-target", "--image=registry.k8s.io/pause:3.10", "--image-pull-policy=Never",
+            f"--overrides={{\"spec\": {{\"nodeName\": \"{target}\"}}}}")
+    kubectl("wait", "--for=condition=Ready", "pod/quorum-target", "--timeout=90s")
+    ip = kubectl("get", "pod", "quorum-target", "-o", "jsonpath={.status.podIP}")
+    assert ipaddress.ip_address(ip) in ipaddress.ip_network(nodes[target]["spec"]["podCIDR"])
+    # kind's nodes carry no ping: a TCP connect to a closed port that is refused proves the pod answered
+    probe = ["bash", "-c", f"timeout 5 bash -c '</dev/tcp/{ip}/9' 2>&1; true"]
+    answer = client().container.execute(source, probe)
+    assert "Connection refused" in answer, f"{source} -> pod {ip} on {target}: {answer!r}"
+
+
+def test_nothing_routes_off_the_machine_and_down_removes_everything(kind_cluster):
+    state, _, _ = kind_cluster
+    rules = run(["iptables", "-S", "FORWARD"]).splitlines()
+    assert any(docker_backend.bridge_name(state.run_id) in r and "DROP" in r for r in rules), rules
+    network = client().network.inspect(docker_backend.network_name(state.run_id))
+    assert network.options.get("com.docker.network.bridge.enable_ip_masquerade") == "false"
+    process.down(Path(state.run_dir))
+    docker = client()
+    assert docker.container.list(all=True, filters=[("label", f"{kind.KIND_LABEL}={kind.cluster_name(state.run_id)}")]) == []
+    assert not docker_backend.network_exists(docker_backend.network_name(state.run_id))
+    assert not any(state.run_id in r for r in run(["iptables", "-S", "FORWARD"]).splitlines())

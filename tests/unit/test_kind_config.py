@@ -1,0 +1,38 @@
+"""kind's cluster config and the node image's image names: what this offline, cgroup v1 host needs."""
+
+import pytest
+import yaml
+
+from harness.errors import ClusterError
+from harness.kind.cluster import KindShape, kind_config
+from harness.kind.node_image import ETCD_IMAGE, _normalized
+
+
+def _patch(config: dict, kind: str) -> dict:
+    return next(p for p in map(yaml.safe_load, config["kubeadmConfigPatches"]) if p["kind"] == kind)
+
+
+def test_the_config_has_the_asked_roles_and_the_offline_settings():
+    config = kind_config(KindShape(control_planes=3, workers=2))
+    assert [n["role"] for n in config["nodes"]] == ["control-plane"] * 3 + ["worker"] * 2
+    assert config["networking"] == {"kubeProxyMode": "none"}, "Quorum's CNI comes from the node image"
+    assert _patch(config, "KubeletConfiguration")["failCgroupV1"] is False
+    assert f"registry.k8s.io/etcd:{_patch(config, 'ClusterConfiguration')['etcd']['local']['imageTag']}" == ETCD_IMAGE
+    # a patch replaces kind's own skipPhases list: kube-proxy's addon must stay skipped with coredns's
+    assert set(_patch(config, "InitConfiguration")["skipPhases"]) == {"addon/coredns", "addon/kube-proxy"}
+
+
+@pytest.mark.parametrize("control_planes, workers", [(0, 2), (1, -1)])
+def test_a_shape_without_a_control_plane_is_refused(control_planes, workers):
+    with pytest.raises(ClusterError, match="at least one control plane"):
+        KindShape(control_planes=control_planes, workers=workers)
+
+
+@pytest.mark.parametrize("image, full", [
+    ("quorum/kind-cni:1", "docker.io/quorum/kind-cni:1"),
+    ("busybox:1", "docker.io/library/busybox:1"),
+    ("registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10"),
+    ("localhost/x:1", "localhost/x:1"),
+])
+def test_image_names_are_compared_as_containerd_lists_them(image, full):
+    assert _normalized(image) == full
