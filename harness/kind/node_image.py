@@ -9,7 +9,8 @@ reachable. This recipe (docs/backends.md, feasibility run) takes instead:
   pause) as `docker import`s of the toolchain's static binaries, preloaded into the node's containerd,
 and three changes that this host needs, each found in the feasibility run:
 1. kubeadm waits for containerd: kind runs `kubeadm init` as soon as the node boots, and Debian's containerd
-   1.6 was not yet listening at kubeadm's preflight (a wrapper waits up to a minute for `ctr version`);
+   1.6 was not yet listening at kubeadm's preflight (a wrapper waits up to a minute for `ctr version`,
+   except for `kubeadm <init|join> phase ...`, which kind's entrypoint runs before containerd starts);
 2. pause 3.10.1 is in the image besides kind's 3.10: kubeadm 1.34 pre-pulls its own pause tag;
 3. `restrict_oom_score_adj = true` in containerd's CRI config: this host's capability bounding set lacks
    CAP_SYS_RESOURCE (GOTCHAS), so the nested runc may not lower a pod's oom_score_adj, and every sandbox of
@@ -100,9 +101,15 @@ func main() {
 CNI_SCRIPT = Path(__file__).with_name("quorum-cni.sh")
 CNI_MANIFEST = Path(__file__).with_name("default-cni.yaml")
 KUBEADM_WAITS_FOR_CONTAINERD = """#!/bin/sh
-# Quorum: kind runs kubeadm as soon as the node boots; wait (up to 60 s) until containerd answers
-i=0
-while [ "$i" -lt 300 ] && ! ctr version >/dev/null 2>&1; do i=$((i + 1)); sleep 0.2; done
+# Quorum: kind runs kubeadm init/join as soon as the node boots; wait (up to 60 s) until containerd answers.
+# Not for phases: kind's entrypoint runs `kubeadm init phase certs` on a rebooted node whose address changed,
+# before systemd (and so containerd) starts; waiting there would only delay the boot.
+case "$1 $2" in
+  "init phase"|"join phase") ;;
+  "init "*|"join "*|init|join)
+    i=0
+    while [ "$i" -lt 300 ] && ! ctr version >/dev/null 2>&1; do i=$((i + 1)); sleep 0.2; done ;;
+esac
 exec /usr/bin/kubeadm.real "$@"
 """
 CONTAINERD_READY_S = 60
