@@ -119,12 +119,21 @@ def images_status() -> None:
 @click.argument("topology", default="clusters/ha3.yaml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), help="default reports/clusters/<name>")
 @click.option("--timeout", default=120.0, show_default=True, help="seconds to wait for readiness")
-@click.option("--backend", type=click.Choice(["process", "docker"]), default="process", show_default=True,
-              help="hosts as network namespaces (process) or privileged containers (docker)")
+@click.option("--backend", type=click.Choice(["process", "docker", "kind"]), default="process", show_default=True,
+              help="hosts as network namespaces (process) or privileged containers (docker); kind needs a kind "
+                   "topology (clusters/kind.yaml)")
 def up(topology: Path, run_dir: Path | None, timeout: float, backend: str) -> None:
     """Bring up TOPOLOGY and return when /readyz via the LB, etcd and both leases are healthy."""
     from harness.backends import process
 
+    if backend == "kind":
+        from harness.kind import backend as kind_backend
+
+        handle = kind_backend.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False))
+        console.print(f"kind cluster {handle.name} is ready: {handle.api_endpoint}")
+        console.print(f"  kubeconfig: {handle.kubeconfig}")
+        console.print(f"  run dir:    {handle.run_dir}")
+        return
     cluster = process.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False), timeout_s=timeout,
                          backend=backend)
     console.print(f"cluster {cluster.name} is ready: {cluster.api_endpoint}")
@@ -151,8 +160,15 @@ def status(cluster: str | None) -> None:
     """Hosts, components, pids, restarts, health, the etcd leader and the lease holders."""
     from harness.backends import process
     from harness.cluster import Cluster
+    from harness.state import RunState
 
-    c = Cluster(process.find_run(cluster))
+    run_dir = process.find_run(cluster)
+    if RunState.load(run_dir).backend == "kind":
+        from harness.kind.handle import KindCluster
+
+        _kind_status(KindCluster(run_dir))
+        return
+    c = Cluster(run_dir)
     health = c.component_health()
     table = Table("host", "component", "pid", "restarts", "health",
                   title=f"{c.name} (run {c.run_id}, {c.state.backend} backend) {c.api_endpoint}")
@@ -184,9 +200,12 @@ def status(cluster: str | None) -> None:
 def logs(component: str, cluster: str | None, lines: int) -> None:
     """Show the log of COMPONENT[@HOST] (e.g. kube-apiserver@c1)."""
     from harness.backends import process
-    from harness.cluster import Cluster
+    from harness.cluster import open_cluster
 
-    c = Cluster(process.find_run(cluster))
+    c = open_cluster(process.find_run(cluster))
+    if c.state.backend == "kind":
+        raise click.UsageError("a kind cluster's components are static pods, logged by their kubelet: "
+                               "kubectl --kubeconfig $(quorum kubeconfig) -n kube-system logs kube-apiserver-<node>")
     matches = [cid for cid in c.specs if cid == component or cid.startswith(component + "@")]
     if not matches:
         raise click.UsageError(f"no component {component!r}; components: {', '.join(c.specs)}")
@@ -202,9 +221,22 @@ def logs(component: str, cluster: str | None, lines: int) -> None:
 def kubeconfig(cluster: str | None) -> None:
     """Print the path of the admin kubeconfig (it points at the load balancer)."""
     from harness.backends import process
-    from harness.cluster import Cluster
+    from harness.cluster import open_cluster
 
-    console.print(str(Cluster(process.find_run(cluster)).admin_kubeconfig))
+    console.print(str(open_cluster(process.find_run(cluster)).admin_kubeconfig))
+
+
+def _kind_status(c) -> None:
+    table = Table("node", "static pod", "ready", title=f"{c.name} (run {c.run_id}, kind backend) {c.api_endpoint}")
+    for pod, ready in c.static_pods_ready().items():
+        component, node = pod.split("@")
+        table.add_row(node, component, "[green]ok[/green]" if ready else "[red]no[/red]")
+    console.print(table)
+    console.print(f"nodes: {', '.join(c.nodes())}")
+    for lease, node in c.lease_holders().items():
+        console.print(f"{lease} lease: {node or 'unheld'}")
+    problems = c.problems()
+    console.print("healthy" if not problems else f"[red]unhealthy: {'; '.join(problems)}[/red]")
 
 
 @cli.command()
@@ -212,7 +244,7 @@ def kubeconfig(cluster: str | None) -> None:
 def heal(cluster: str | None) -> None:
     """Heal faults left by a harness that was killed: journaled faults, rules, shaping, paused processes."""
     from harness.backends import process
-    from harness.cluster import Cluster
+    from harness.cluster import open_cluster
     from harness.faults.sweep import heal_cluster
     from harness.state import RunState, registered_runs
 
@@ -220,7 +252,7 @@ def heal(cluster: str | None) -> None:
     run_dirs = [process.find_run(cluster)] if cluster else [
         d for d in registered_runs().values() if (d / "state.json").exists()]
     for run_dir in run_dirs:
-        c = Cluster(run_dir)
+        c = open_cluster(run_dir)
         done = heal_cluster(c)
         console.print(f"{c.name}: " + ("; ".join(done) if done else "nothing to heal"), highlight=False)
     if not run_dirs:

@@ -190,6 +190,16 @@ class Cluster:
         return run([str(self.layout.binary("kubectl")), f"--kubeconfig={self.admin_kubeconfig}", *args], timeout=timeout)
 
 
+def open_cluster(run_dir: Path) -> Cluster:
+    """The harness's view of a run: a KindCluster for a kind run (same interface for the History, the Nemesis
+    and the API monitors), else a Cluster."""
+    if RunState.load(Path(run_dir).resolve()).backend == "kind":
+        from harness.kind.handle import KindCluster
+
+        return KindCluster(run_dir)  # type: ignore[return-value]
+    return Cluster(run_dir)
+
+
 def environment_for_keepers() -> dict[str, str]:
     """Keepers run `python -m harness.supervisor`; make sure they import this harness."""
     env = dict(os.environ)

@@ -340,4 +340,7 @@ def load_topology(path: str | Path) -> Topology:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
         raise TopologyError(f"{path} is not valid YAML: {error}", f"fix the YAML syntax in {path}") from None
+    if isinstance(data, dict) and data.get("backend") == "kind":
+        raise TopologyError(f"{path} is a kind topology (backend: kind)",
+                            f"use it with --backend kind: quorum up {path} --backend kind, pytest scenarios/ --backend kind")
     return parse_topology(data, str(path))

@@ -44,4 +44,7 @@ def sweep(cluster: Cluster) -> list[str]:
 
 
 def heal_cluster(cluster: Cluster) -> list[str]:
-    return [f"healed {d}" for d in heal_leftovers(cluster)] + sweep(cluster)
+    healed = [f"healed {d}" for d in heal_leftovers(cluster)]
+    if cluster.state.backend == "kind":  # no Quorum-made rules, shaping or held components to sweep there
+        return healed
+    return healed + sweep(cluster)

@@ -6,7 +6,8 @@ loop and configures it by replacing /home/envoy/lds.yaml (the listener) and /hom
 apiservers) with rendered templates (sigs.k8s.io/kind pkg/cluster/internal/loadbalancer). That image cannot
 be pulled here, so Quorum builds one whose `envoy` is this script: it reads those two files, renders the same
 balancing as HAProxy (TCP round robin, GET /healthz over TLS without verification every 2 s, down after 2
-failures, up after 1, like kind's Envoy cluster), runs HAProxy and reloads it whenever a file changes.
+failures, up after 1, like kind's Envoy cluster; like Envoy, no checks when cds.yaml has no health_checks),
+runs HAProxy and reloads it whenever a file changes.
 
 Runs inside the container with Debian's python3: standard library only.
 """
@@ -65,12 +66,12 @@ def render(lds: str, cds: str) -> str | None:
         "  default_backend kube_apiservers",
         "backend kube_apiservers",
         "  balance roundrobin",
-        "  option httpchk",
-        "  http-check send meth GET uri /healthz",
-        "  http-check expect status 200",
-        # node names resolve through Docker's DNS; a node not resolvable yet starts disabled, not fatal
-        f"  default-server {CHECK} check check-ssl verify none init-addr libc,none",
     ]
+    if "health_checks:" in cds:  # like Envoy, a cluster without health_checks sends to every endpoint blindly
+        lines += ["  option httpchk", "  http-check send meth GET uri /healthz", "  http-check expect status 200"]
+    # node names resolve through Docker's DNS; a node not resolvable yet starts disabled, not fatal
+    checks = f"{CHECK} check check-ssl verify none " if "health_checks:" in cds else ""
+    lines.append(f"  default-server {checks}init-addr libc,none")
     for n, backend in enumerate(endpoints(cds)):
         lines.append(f"  server apiserver{n} {backend.host}:{backend.port}")
     return "\n".join(lines) + "\n"

@@ -34,9 +34,7 @@ class ApiProber(Monitor):
 
     def _session(self) -> requests.Session:
         s = session()
-        s.verify = str(self.cluster.layout.pki.ca.cert)
-        client = self.cluster.layout.pki.client("admin")
-        s.cert = (str(client.cert), str(client.key))
+        s.verify, s.cert = self.cluster.api.session.verify, self.cluster.api.session.cert  # the admin's credentials
         return s
 
     def step(self, worker: int) -> None:

@@ -5,6 +5,7 @@ import subprocess
 
 import pytest
 
+from harness.kind.defects import without_health_checks
 from harness.kind.lb_standin import Endpoint, endpoints, render
 
 # kind's ProxyLDSConfigTemplate and ProxyCDSConfigTemplate rendered for three control planes
@@ -72,6 +73,14 @@ def test_the_listener_and_every_apiserver_become_haproxy_lines_with_kinds_health
     assert "  bind 0.0.0.0:6443" in config
     assert config.count("  server apiserver") == 3 and "  server apiserver2 quorum-control-plane3:6443" in config
     assert "http-check send meth GET uri /healthz" in config and "inter 2s fall 2 rise 1" in config
+
+
+def test_a_cluster_without_health_checks_is_balanced_blindly_as_envoy_does():
+    cds = without_health_checks(CDS)
+    config = render(LDS, cds)
+    assert "health_checks" not in cds and config.count("  server apiserver") == 3
+    backend = config.split("backend kube_apiservers")[1]
+    assert "httpchk" not in backend and " check" not in backend
 
 
 def test_nothing_is_started_before_kind_writes_a_listener_and_an_empty_cluster_has_no_servers():

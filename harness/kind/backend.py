@@ -1,0 +1,59 @@
+"""`quorum up --backend kind`: a kind topology (clusters/kind.yaml) brought up from the local images and
+waited on until it is healthy; a failed start-up is torn down. `quorum down` is process.down (it knows kind)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+from harness.docker.engine import ensure_engine
+from harness.errors import ClusterError
+from harness.kind import cluster as kind
+from harness.kind import defects
+from harness.kind.handle import KindCluster
+from harness.kind.topology import load_kind_topology
+from harness.state import RunState, register
+
+READY_TIMEOUT_S = 300.0  # after `kind create` returned: the CNI DaemonSet, every node Ready, both leases
+
+
+def up(topology_file: Path, run_dir: Path | None = None, say=lambda _: None,
+       timeout_s: float = READY_TIMEOUT_S) -> KindCluster:
+    from harness.backends import process  # down() handles every backend; imported late (it imports docker)
+
+    process.require_root("up")
+    topology = load_kind_topology(topology_file)
+    run_dir = (run_dir or Path("reports") / "clusters" / topology.name).resolve()
+    if (run_dir / "state.json").exists():
+        old = RunState.load(run_dir)
+        raise ClusterError(f"{run_dir} already holds cluster {old.name} (run {old.run_id}, {old.status})",
+                           f"quorum down {run_dir}   (or `quorum down --all` for every leftover)")
+    started = time.monotonic()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(run_dir, 0o700)
+    shutil.copyfile(topology_file, run_dir / "topology.yaml")
+    state = RunState(run_id=secrets.token_hex(3), name=topology.name, backend="kind", run_dir=str(run_dir))
+    state.save()
+    register(state)
+    try:
+        engine = ensure_engine()
+        shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers)
+        kind.create(engine, state, topology.network.subnet, shape, say=lambda line: say(f"run {state.run_id}: {line}"))
+        cluster = KindCluster(run_dir)
+        for done in defects.apply(cluster):
+            say(f"run {state.run_id}: defect: {done}")
+        problems = cluster.problems_after(timeout_s)
+        if problems:
+            raise ClusterError(f"kind cluster {topology.name} not healthy {timeout_s:.0f}s after creation: "
+                               f"{'; '.join(problems)}", "docker logs <node> and kind-create.log in the run directory")
+    except BaseException:
+        say(f"run {state.run_id}: start-up failed, tearing down")
+        process.down(run_dir, keep_logs=True)
+        raise
+    state.status = "ready"
+    state.save()
+    say(f"run {state.run_id}: ready in {time.monotonic() - started:.1f}s")
+    return cluster

@@ -1,0 +1,240 @@
+"""A running kind cluster, as the harness sees it: its node containers, its API through kind's load balancer
+(with the admin credentials kind wrote), and what is unhealthy right now.
+
+It offers the part of harness.cluster.Cluster that the History, the Nemesis and the API monitors use, so the
+same fixtures observe a kind cluster; the control plane here is kubeadm's static pods, not Quorum's supervisor.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import secrets
+import tempfile
+import time
+from functools import cached_property
+from pathlib import Path
+from urllib.parse import urlparse
+
+import requests
+import yaml
+from python_on_whales.exceptions import DockerException
+
+from harness.backends.netns import assert_local
+from harness.docker.engine import client
+from harness.errors import ClusterError
+from harness.kind.cluster import KIND_LABEL, cluster_name
+from harness.kind.topology import KindTopology, load_kind_topology
+from harness.kubeapi import ApiClient
+from harness.pki import Pair
+from harness.state import RunState
+
+ROLE_LABEL = "io.x-k8s.kind.role"
+STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+LEASES = ("kube-controller-manager", "kube-scheduler")
+MANIFESTS = "/etc/kubernetes/manifests"
+APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
+MARKER_PATH, MARKER = "/api/v1/namespaces/default/configmaps", "quorum-marker"
+
+
+def _ready(conditions: list[dict] | None) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions or [])
+
+
+class KindCluster:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir).resolve()
+        self.state = RunState.load(self.run_dir)
+        if self.state.backend != "kind":
+            raise ClusterError(f"{self.run_dir} holds a {self.state.backend} cluster, not a kind one",
+                               "run the kind scenarios with --backend kind")
+        self.topology: KindTopology = load_kind_topology(self.run_dir / "topology.yaml")
+        self.specs: dict = {}  # no supervisor-run components: the kubelet runs the control plane
+
+    def reload(self) -> "KindCluster":
+        self.__init__(self.run_dir)  # type: ignore[misc]
+        self.__dict__.pop("api", None)
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    @property
+    def kind_name(self) -> str:
+        return cluster_name(self.run_id)
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.run_dir / "kubeconfig"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.kubeconfig
+
+    @property
+    def events_path(self) -> Path:
+        return self.run_dir / "events.jsonl"  # never written: nothing here is run by Quorum's supervisor
+
+    def log_path(self, component_id: str) -> Path:
+        return self.run_dir / "logs" / f"{component_id}.log"
+
+    # ---- nodes ---------------------------------------------------------------------------------
+
+    def node(self, short: str) -> str:
+        """A node's container (and Kubernetes node) name from its short name: control-plane, control-plane2,
+        worker, ... (kind's own naming)."""
+        return f"{self.kind_name}-{short}"
+
+    def nodes(self, role: str | None = None) -> list[str]:
+        """Short names of the cluster's node containers (role: control-plane or worker), sorted."""
+        found = []
+        for container in client().container.list(all=True, filters=[("label", f"{KIND_LABEL}={self.kind_name}")]):
+            node_role, name = container.config.labels.get(ROLE_LABEL, ""), container.name
+            if node_role in ("control-plane", "worker") and (role is None or node_role == role):
+                found.append(name.removeprefix(f"{self.kind_name}-"))
+        return sorted(found)
+
+    def address(self, node: str) -> str | None:
+        """The node's address on the run's network (None while the container is stopped)."""
+        networks = client().container.inspect(self.node(node)).network_settings.networks or {}
+        endpoint = networks.get(self.state.docker_network or "")
+        return (endpoint.ip_address or None) if endpoint else None
+
+    def exec(self, node: str, argv: list[str], *, check: bool = True) -> str:
+        """Run a command inside a node container (short name); its standard output."""
+        try:
+            return client().container.execute(self.node(node), argv) or ""
+        except DockerException as error:
+            if not check:
+                return ""
+            raise ClusterError(f"{' '.join(argv[:3])} in node {node} failed: {str(error)[-500:]}",
+                               "docker ps -a shows the cluster's nodes; quorum down removes them") from None
+
+    def replace_file(self, container: str, path: str, text: str) -> None:
+        """Replace a file in one of the cluster's containers atomically: the text goes to a hidden file beside
+        it, then a rename replaces it. Watchers (the kubelet, the load balancer) never read half a file."""
+        directory, name = path.rsplit("/", 1)
+        hidden = f"{directory}/.{name}.quorum"
+        with tempfile.TemporaryDirectory(prefix="quorum-replace-") as local_directory:
+            local = Path(local_directory) / name
+            local.write_text(text)
+            client().container.copy(local, (container, hidden))
+        client().container.execute(container, ["mv", "-f", hidden, path])
+
+    def replace_manifest(self, node: str, name: str, text: str) -> None:
+        """Replace MANIFESTS/<name> in a node (the kubelet ignores the hidden file: its name starts with a dot)."""
+        self.replace_file(self.node(node), f"{MANIFESTS}/{name}", text)
+
+    def static_pod_log(self, node: str, component: str, lines: int = 80) -> str:
+        """The tail of a static pod's newest container log, as the kubelet keeps it in the node."""
+        script = (f"ls -t /var/log/pods/kube-system_{component}-{self.node(node)}_*/{component}/*.log 2>/dev/null"
+                  f" | head -n 1 | xargs -r tail -n {lines}")
+        return self.exec(node, ["sh", "-c", script], check=False)
+
+    # ---- API -----------------------------------------------------------------------------------
+
+    @cached_property
+    def api(self) -> ApiClient:
+        """The API through kind's load balancer as kind's admin (credentials from its kubeconfig, 0600)."""
+        config = yaml.safe_load(self.kubeconfig.read_text())
+        cluster = config["clusters"][0]["cluster"]
+        user = config["users"][0]["user"]
+        directory = self.run_dir / "pki"
+        directory.mkdir(mode=0o700, exist_ok=True)
+        paths = {"ca.crt": cluster["certificate-authority-data"], "admin.crt": user["client-certificate-data"],
+                 "admin.key": user["client-key-data"]}
+        for name, data in paths.items():
+            path = directory / name
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(base64.b64decode(data))
+        return ApiClient(cluster["server"], str(directory / "ca.crt"), Pair(directory / "admin.crt", directory / "admin.key"))
+
+    @property
+    def api_endpoint(self) -> str:
+        return self.api.endpoint
+
+    def ensure_local(self) -> None:
+        """The API endpoint is on loopback (kind publishes its load balancer there) or in this run's network."""
+        host = urlparse(self.api_endpoint).hostname or ""
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            assert_local(host, self.state.bridge or "")
+
+    def _get(self, path: str) -> dict | None:
+        try:
+            response = self.api.get(path, timeout=3.0)
+        except requests.RequestException:
+            return None
+        return response.json() if response.status_code == 200 else None
+
+    def apiserver_ready(self, node: str, timeout: float = 1.0) -> bool:
+        """kube-apiserver in `node` answers /readyz directly (not through the load balancer)."""
+        address = self.address(node)
+        if address is None:
+            return False
+        try:
+            return self.api.session.get(f"https://{address}:{APISERVER_PORT}/readyz", timeout=timeout).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def write_marker(self) -> str:
+        """Write a ConfigMap with a fresh value (read back after a fault: was it kept?); returns the value."""
+        value = secrets.token_hex(8)
+        self.api.request("DELETE", f"{MARKER_PATH}/{MARKER}", timeout=10.0)
+        response = self.api.request("POST", MARKER_PATH, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                          "metadata": {"name": MARKER}, "data": {"value": value}})
+        if response.status_code != 201:
+            raise ClusterError(f"could not write ConfigMap {MARKER}: HTTP {response.status_code} {response.text[:200]}",
+                               "quorum status shows what is unhealthy")
+        return value
+
+    def read_marker(self) -> str | None:
+        found = self._get(f"{MARKER_PATH}/{MARKER}")
+        return (found or {}).get("data", {}).get("value")
+
+    def lease_holders(self) -> dict[str, str | None]:
+        """Lease name -> node holding it (kubeadm's identities are '<node>_<uuid>'), None if unheld."""
+        holders = {}
+        for name in LEASES:
+            holder = self.api.lease_holder(name)
+            holders[name] = holder.host.removeprefix(f"{self.kind_name}-") if holder else None
+        return holders
+
+    def static_pods_ready(self) -> dict[str, bool]:
+        """'<component>@<node>' -> whether the kubelet reports that static pod's mirror pod Ready."""
+        pods = self._get("/api/v1/namespaces/kube-system/pods") or {"items": []}
+        ready = {p["metadata"]["name"]: _ready(p.get("status", {}).get("conditions")) for p in pods["items"]}
+        return {f"{component}@{node}": ready.get(f"{component}-{self.node(node)}", False)
+                for node in self.nodes("control-plane") for component in STATIC_PODS}
+
+    def problems(self) -> list[str]:
+        """What is unhealthy right now: /readyz through the LB or of any apiserver, any node not Ready, any
+        control-plane static pod not Ready, an unheld leader lease. Empty when healthy."""
+        if not self.api.ready():
+            return ["/readyz via the load balancer"]
+        found = []
+        nodes = self._get("/api/v1/nodes")
+        registered = {n["metadata"]["name"]: _ready(n.get("status", {}).get("conditions")) for n in (nodes or {"items": []})["items"]}
+        for short in self.nodes():
+            if not registered.get(self.node(short), False):
+                found.append(f"node {short} not Ready")
+        # a mirror pod's status can stay Ready while its node's apiserver is down (seen with a corrupted manifest),
+        # so each apiserver is also asked directly
+        found += [f"kube-apiserver@{node} not ready (its own /readyz)" for node in self.nodes("control-plane")
+                  if not self.apiserver_ready(node)]
+        found += [f"static pod {pod} not Ready" for pod, ok in self.static_pods_ready().items() if not ok]
+        found += [f"lease {name} unheld" for name, node in self.lease_holders().items() if node is None]
+        return found
+
+    def problems_after(self, timeout_s: float) -> list[str]:
+        deadline = time.monotonic() + timeout_s
+        problems = self.problems()
+        while problems and time.monotonic() < deadline:
+            time.sleep(2.0)
+            problems = self.problems()
+        return problems

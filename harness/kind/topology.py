@@ -1,0 +1,63 @@
+"""A kind topology file (clusters/kind.yaml): how many control-plane and worker nodes, the subnet of the
+Quorum-owned Docker network they join, and, for broken twins only, deliberate defects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import Field, ValidationError
+
+from harness.errors import TopologyError
+from harness.topology import Network, Strict, _describe
+
+
+class KindNodes(Strict):
+    control_planes: int = Field(3, ge=1, le=5, description="control-plane nodes (kubeadm static pods, stacked etcd)")
+    workers: int = Field(2, ge=0, le=5)
+
+
+class KindDefects(Strict):
+    """Deliberate defects for broken twins (clusters/defects/kind-*.yaml). Never set these on a cluster you trust."""
+
+    kubelet_disabled_at_boot: bool = Field(
+        False, description="the kubelet unit is not enabled: a rebooted node never starts its static pods")
+    static_pods_restart_never: bool = Field(
+        False, description="the control-plane manifests say restartPolicy: Never: an exited static pod stays down")
+    lb_without_health_checks: bool = Field(
+        False, description="kind's load balancer keeps sending requests to apiservers that are down")
+
+
+class KindTopology(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")
+    backend: str = Field(pattern=r"^kind$", description="marks a kind topology; the value is always kind")
+    disposable: bool = False
+    network: Network
+    kind: KindNodes = KindNodes()
+    defects: KindDefects = KindDefects()
+
+
+def is_kind_topology(path: str | Path) -> bool:
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and data.get("backend") == "kind"
+
+
+def load_kind_topology(path: str | Path) -> KindTopology:
+    path = Path(path)
+    if not path.is_file():
+        raise TopologyError(f"kind topology file {path} does not exist", "give a path such as clusters/kind.yaml")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise TopologyError(f"{path} is not valid YAML: {error}", f"fix the YAML syntax in {path}") from None
+    if not isinstance(data, dict) or data.get("backend") != "kind":
+        raise TopologyError(f"{path} is not a kind topology (it has no `backend: kind`)",
+                            "with --backend kind use a kind topology such as clusters/kind.yaml")
+    try:
+        return KindTopology.model_validate(data)
+    except ValidationError as error:
+        problems = "\n".join(f"  - {_describe(e)}" for e in error.errors())
+        raise TopologyError(f"{path} is invalid:\n{problems}", f"edit {path} as the lines above say") from None
