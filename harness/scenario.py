@@ -49,6 +49,19 @@ def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_
     return None
 
 
+def wait_recorded(history: History, event: str, predicate, timeout_s: float, *, after=None, interval_s: float = 0.5,
+                  **attrs) -> float | None:
+    """Poll until predicate() holds (first until after() holds, if given) and record `event` in the History at
+    that moment; returns its time, or None if it did not happen within timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    for condition in ([after] if after else []) + [predicate]:
+        while not condition():
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(interval_s)
+    return history.event(event, **attrs).t
+
+
 def judge(history: History, *verdicts: Verdict, figures: dict | None = None) -> list[Verdict]:
     """Record verdicts in the History (so the gate and the report can read them) and attach them."""
     try:

@@ -142,3 +142,33 @@ def node_failure_detection_s() -> float:
     NotReady: its grace period plus one monitor period. A new controller-manager leader gives every node
     this long afresh, so a heartbeat verdict needs at least this much observation after a fault."""
     return NODE_MONITOR_GRACE_S + NODE_MONITOR_PERIOD_S
+
+
+# ---- kind: kubeadm's static pods under the kubelet (kubelet v1.34 defaults) ---------------------------------------
+KUBELET_RELIST_S = 1.0  # the PLEG relists containers every second: how soon an exit is noticed
+KUBELET_CRASH_BACKOFF_S = 10.0  # the first crash-loop back-off; the very first restart is not delayed
+KUBELET_FILE_CHECK_S = 20.0  # fileCheckFrequency: a changed manifest is picked up by then (inotify: sooner)
+KUBELET_STATUS_S = 10.0  # nodeStatusUpdateFrequency: how soon a rebooted node reports Ready
+KUBELET_MANIFEST_PICKUP_S = KUBELET_FILE_CHECK_S + KUBELET_RELIST_S
+# kind's Envoy health check (sigs.k8s.io/kind loadbalancer config, copied by the HAProxy stand-in): GET /healthz
+# every 2 s, timeout 3 s, down after 2 failures, up after 1. Worst case from an apiserver going away until the
+# balancer stops sending it connections: one check passing just before, then 2 failing ones that may each hang
+# for the timeout (the same shape as apiserver_cut_from_etcd_detection_s), plus observation.
+KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, KIND_LB_FALL = 2.0, 3.0, 2
+KIND_LB_DETECTION_S = (KIND_LB_FALL + 1) * KIND_LB_INTERVAL_S + KIND_LB_FALL * KIND_LB_TIMEOUT_S + OBSERVATION_S
+# docker start -> systemd -> containerd -> kubelet running: measured 6.9 s here (docs/backends.md); ~3x.
+KIND_NODE_BOOT_ALLOWANCE_S = 20.0
+
+
+def static_pod_restart_budget_s() -> float:
+    """A killed control-plane static pod answers again: the kubelet notices the exit, may wait its first
+    crash back-off, and the component starts up (the apiserver's allowance, the longest)."""
+    return KUBELET_RELIST_S + KUBELET_CRASH_BACKOFF_S + STARTUP_ALLOWANCE_S[Component.APISERVER]
+
+
+def kind_power_loss_recovery_s() -> float:
+    """Every control-plane node restarted at once until the whole cluster is healthy: the nodes boot, etcd
+    regains quorum, the apiservers start, the nodes report Ready, the balancer marks an apiserver up again.
+    Measured 33 s on this machine (docs/backends.md)."""
+    return (KIND_NODE_BOOT_ALLOWANCE_S + STARTUP_ALLOWANCE_S[Component.ETCD] + STARTUP_ALLOWANCE_S[Component.APISERVER]
+            + KUBELET_STATUS_S + KIND_LB_INTERVAL_S)

@@ -5,7 +5,9 @@ from harness.faults.container import NodeDisconnect, NodeKill, NodePause, NodeRe
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.process import Kill, ModifyFlags, Pause, Stop
+from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill
 
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
-           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect"]
+           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "StaticPodKill", "ManifestCorruption",
+           "KindNodesRestart"]

@@ -1,11 +1,12 @@
-"""A kind cluster built offline: the node image from local parts (harness/kind/node_image.py), kind's own
-`kind create cluster` with three control planes behind its load balancer (the HAProxy stand-in) and two
-workers, on a Quorum-owned network; the control plane runs as static pods, Quorum's CNI makes every node
-Ready and routes pods between nodes, and `down` leaves nothing behind."""
+"""A kind cluster built offline: `quorum up --backend kind clusters/kind.yaml` makes the node image from local
+parts (harness/kind/node_image.py) and runs kind's own `kind create cluster` with three control planes behind
+its load balancer (the HAProxy stand-in) and two workers, on a Quorum-owned network; the control plane runs as
+static pods, Quorum's CNI makes every node Ready and routes pods between nodes, the static-pod suite passes on
+it (CI's kind smoke run; its broken twins are in test_defect_twins.py), and `down` leaves nothing behind."""
 
 import ipaddress
-import secrets
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,14 +14,16 @@ import pytest
 
 from harness.backends import docker as docker_backend
 from harness.backends import process
-from harness.docker.engine import client, ensure_engine
+from harness.docker.engine import client
+from harness.kind import backend as kind_backend
 from harness.kind import cluster as kind
+from harness.kind.topology import load_kind_topology
 from harness.shell import run
-from harness.state import RunState, register
 from harness.toolchain.install import Toolchain
 
-SUBNET = ipaddress.ip_network("10.213.50.0/24")
-SHAPE = kind.KindShape(control_planes=3, workers=2)
+ROOT = Path(__file__).resolve().parents[2]
+TOPOLOGY = ROOT / "clusters" / "kind.yaml"
+SHAPE = load_kind_topology(TOPOLOGY).kind
 STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 READY_TIMEOUT_S = 180
 
@@ -39,13 +42,9 @@ class Kubectl:
 @pytest.fixture(scope="module")
 def kind_cluster(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("kind") / "run"
-    run_dir.mkdir()
-    state = RunState(run_id=secrets.token_hex(3), name="kind-3cp-2w", backend="kind", run_dir=str(run_dir))
-    state.save()
-    register(state)
     try:
-        kubeconfig = kind.create(ensure_engine(), state, SUBNET, SHAPE)
-        yield state, kubeconfig, Kubectl(kubeconfig)
+        handle = kind_backend.up(TOPOLOGY, run_dir)
+        yield handle.state, handle.kubeconfig, Kubectl(handle.kubeconfig)
     finally:
         process.down(run_dir)
 
@@ -78,6 +77,7 @@ def test_every_node_turns_ready_with_quorums_cni(kind_cluster):
     roles = sorted("control-plane" if "node-role.kubernetes.io/control-plane" in n["metadata"]["labels"] else "worker"
                    for n in names.values())
     assert roles == ["control-plane"] * SHAPE.control_planes + ["worker"] * SHAPE.workers
+    assert (kubeconfig.parent / "pki" / "admin.key").stat().st_mode & 0o777 == 0o600  # extracted from the kubeconfig
 
 
 def test_the_control_plane_runs_as_static_pods_on_every_control_plane_node(kind_cluster):
@@ -111,6 +111,18 @@ def test_a_pod_on_one_worker_is_reached_from_the_other(kind_cluster):
     probe = ["bash", "-c", f"timeout 5 bash -c '</dev/tcp/{ip}/9' 2>&1; true"]
     answer = client().container.execute(source, probe)
     assert "Connection refused" in answer, f"{source} -> pod {ip} on {target}: {answer!r}"
+
+
+def test_the_static_pod_suite_passes_on_this_cluster(kind_cluster, tmp_path):
+    state, _, _ = kind_cluster
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "scenarios/static_pods", "--backend=kind", f"--topology={TOPOLOGY}",
+         "--keep-cluster", f"--run-dir={state.run_dir}", f"--history-dir={tmp_path / 'histories'}",
+         "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
+    assert (Path(state.run_dir) / "state.json").exists(), "--keep-cluster: the session reused this cluster"
 
 
 def test_nothing_routes_off_the_machine_and_down_removes_everything(kind_cluster):

@@ -1,0 +1,38 @@
+"""Recovery after a fault: a state the scenario observed and recorded (an event) came within a bound."""
+
+from __future__ import annotations
+
+from harness.checkers.verdict import Status, Verdict, checker, fmt
+from harness.history import History
+
+
+@checker("recovery")
+def recovered_within(history: History, *, event: str, what: str, max_s: float, since: str = "start") -> Verdict:
+    """The first `event` after the last fault's start (since="start") or end (since="end") came within max_s.
+    The scenario records `event` when it first observes the recovered state (e.g. every node Ready)."""
+    windows = history.fault_windows()
+    if not windows:
+        return Verdict("recovery", Status.UNKNOWN, "no fault was recorded, so there is nothing to recover from")
+    start, end, fault = windows[-1]
+    origin = start if since == "start" else end
+    if origin is None:
+        return Verdict("recovery", Status.UNKNOWN, f"{fault.get('name')} was never healed")
+    seen = next((e for e in history.events_of(event) if e.t >= origin), None)
+    if seen is None:
+        return Verdict("recovery", Status.FAIL, f"{what} was never observed after the fault's {since}",
+                       {"bound_s": max_s})
+    took = seen.t - origin
+    figures = {"recovered_after_s": round(took, 2), "bound_s": max_s}
+    if took > max_s:
+        return Verdict("recovery", Status.FAIL, f"{what} {fmt(took)} after the fault's {since}, more than "
+                       f"{fmt(max_s)}", figures)
+    return Verdict("recovery", Status.PASS, f"{what} {fmt(took)} after the fault's {since} (bound {fmt(max_s)})",
+                   figures)
+
+
+@checker("durability")
+def object_kept(*, what: str, written: str, read: str | None) -> Verdict:
+    """An object written before the fault reads back with the same value after it."""
+    if read == written:
+        return Verdict("durability", Status.PASS, f"{what} reads back unchanged")
+    return Verdict("durability", Status.FAIL, f"{what} was lost: wrote {written!r}, read {read!r}")

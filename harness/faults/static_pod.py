@@ -1,0 +1,159 @@
+"""Faults of a kind cluster's control plane, which the kubelet runs as static pods from
+/etc/kubernetes/manifests: a static pod's process killed, and a manifest corrupted (and restored).
+
+A manifest is never edited in place (KindCluster.replace_manifest: a hidden file, then a rename).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from python_on_whales.exceptions import DockerException
+
+from harness.docker.engine import client
+from harness.errors import FaultError
+from harness.faults.base import Fault
+from harness.kind.handle import MANIFESTS, STATIC_PODS
+
+
+def needs_kind(cluster) -> str | None:
+    backend = cluster.state.backend
+    if backend != "kind":
+        return f"it needs the kind backend (a static-pod control plane); this cluster runs on {backend}"
+    return None
+
+
+@dataclass
+class KindNodeFault(Fault):
+    node: str = "control-plane"
+
+    def unavailable(self, cluster) -> str | None:
+        return needs_kind(cluster)
+
+    def plan(self, cluster) -> None:
+        if self.node not in cluster.nodes():
+            raise KeyError(f"no kind node {self.node!r}; nodes: {', '.join(cluster.nodes())}")
+
+
+@dataclass
+class StaticPodKill(KindNodeFault):
+    """SIGKILL a static pod's process inside its node; the kubelet must start the container again."""
+
+    name = "static-pod-kill"
+    component: str = "kube-apiserver"
+
+    def plan(self, cluster) -> None:
+        super().plan(cluster)
+        if self.component not in STATIC_PODS:
+            raise KeyError(f"no static pod {self.component!r}; static pods: {', '.join(STATIC_PODS)}")
+
+    def act(self, cluster) -> None:
+        # the node's pid namespace holds every container's processes; -x matches the exact process name
+        cluster.exec(self.node, ["pkill", "-KILL", "-x", self.component])
+
+    def undo(self, cluster) -> None:
+        """Nothing to put back: bringing the container back is the kubelet's job, and what the scenario judges."""
+
+
+def corrupted(manifest: str, argument: str) -> str:
+    """The manifest with `argument` appended to its first container's command (a mistyped or bad flag)."""
+    pod = yaml.safe_load(manifest)
+    container = pod["spec"]["containers"][0]
+    container["command"] = [*container.get("command", []), argument]
+    return yaml.safe_dump(pod, sort_keys=False)
+
+
+@dataclass
+class ManifestCorruption(KindNodeFault):
+    """Append a bad argument to a static pod's command in its manifest (the default flag does not exist, so
+    the component exits at start and the kubelet keeps restarting it); heal writes the original back."""
+
+    name = "manifest-corruption"
+    component: str = "kube-apiserver"
+    argument: str = "--quorum-no-such-flag=corrupted"
+
+    def backup(self, cluster) -> Path:
+        return cluster.run_dir / "faults" / f"{self.id}-{self.component}.yaml"
+
+    def plan(self, cluster) -> None:
+        super().plan(cluster)
+        if self.component not in STATIC_PODS:
+            raise KeyError(f"no static pod {self.component!r}; static pods: {', '.join(STATIC_PODS)}")
+        if not self.argument.startswith("-"):
+            raise FaultError(f"argument {self.argument!r} is not a flag", "give a flag such as --secure-port=1")
+
+    def act(self, cluster) -> None:
+        original = cluster.exec(self.node, ["cat", f"{MANIFESTS}/{self.component}.yaml"])
+        if not original.strip():
+            raise FaultError(f"{MANIFESTS}/{self.component}.yaml in node {self.node} is empty",
+                             "the cluster is not the one kind created; quorum down and up again")
+        backup = self.backup(cluster)
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        backup.write_text(original)  # before the write: heal restores whatever happens next
+        cluster.replace_manifest(self.node, f"{self.component}.yaml", corrupted(original, self.argument))
+
+    def undo(self, cluster) -> None:
+        backup = self.backup(cluster)
+        if not backup.exists():
+            return  # act never changed the manifest
+        try:
+            cluster.replace_manifest(self.node, f"{self.component}.yaml", backup.read_text())
+        except DockerException as error:
+            raise FaultError(f"could not restore {self.component}.yaml in node {self.node}: {error}",
+                             f"quorum heal (the original is kept in {backup})") from None
+        backup.unlink()
+
+
+@dataclass
+class KindNodesRestart(Fault):
+    """Power loss of several nodes at once: `docker kill` every named node, then start them all again.
+    What comes back is what the nodes have on disk: the kubelet, its static-pod manifests, etcd's data.
+
+    Like a machine, a node must come back with its address: etcd keeps its peers' URLs in its data, so a kind
+    cluster with several control planes does not survive its nodes trading addresses. Docker gives a started
+    container the lowest free address of the network (measured on Docker 20.10), so the nodes are started in
+    the order of their old addresses; a node that still gets another address is a harness error, said as such.
+    """
+
+    name = "kind-nodes-restart"
+    nodes: list[str] | None = None  # default: every control-plane node
+
+    def unavailable(self, cluster) -> str | None:
+        return needs_kind(cluster)
+
+    def plan(self, cluster) -> None:
+        targets = self.nodes or cluster.nodes("control-plane")
+        unknown = sorted(set(targets) - set(cluster.nodes()))
+        if unknown:
+            raise KeyError(f"no kind nodes {unknown}; nodes: {', '.join(cluster.nodes())}")
+        self.captured["addresses"] = {node: cluster.address(node) for node in targets}
+
+    def _start_in_address_order(self, cluster) -> None:
+        addresses = self.captured["addresses"]
+        order = sorted(addresses, key=lambda node: ipaddress.ip_address(addresses[node] or "0.0.0.0"))
+        client().container.start([cluster.node(node) for node in order])
+        moved = {node: (old, cluster.address(node)) for node, old in addresses.items() if cluster.address(node) != old}
+        if moved:
+            raise FaultError(f"restarted kind nodes came back with other addresses: {moved} (old, new)",
+                             "another container took a node's address while it was down; quorum down and up again")
+
+    def act(self, cluster) -> None:
+        client().container.kill([cluster.node(node) for node in self.captured["addresses"]])
+        self._start_in_address_order(cluster)
+
+    def undo(self, cluster) -> None:
+        docker, stopped = client(), False
+        for node in self.captured.get("addresses", {}):
+            name = cluster.node(node)
+            try:
+                state = docker.container.inspect(name).state
+                if state.paused:
+                    docker.container.unpause(name)
+                stopped = stopped or not state.running
+            except DockerException as error:
+                raise FaultError(f"could not bring kind node {node} back: {error}", f"docker start {name}") from None
+        if stopped:
+            self._start_in_address_order(cluster)

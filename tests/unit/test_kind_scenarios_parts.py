@@ -1,0 +1,170 @@
+"""The pieces of the kind backend's static-pod suite that need no cluster: the kind topology model, the
+manifest corruption, the recovery and durability checkers, the derived bounds, and which scenarios each
+backend runs."""
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from harness.checkers.recovery import object_kept, recovered_within
+from harness.checkers.verdict import Status
+from harness.errors import FaultError, TopologyError
+from harness.faults.base import Nemesis
+from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill, corrupted
+from harness.history import History
+from harness.kind.topology import is_kind_topology, load_kind_topology
+from harness.thresholds import KIND_LB_DETECTION_S, kind_power_loss_recovery_s, static_pod_restart_budget_s
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFEST = """apiVersion: v1
+kind: Pod
+metadata:
+  name: kube-apiserver
+  namespace: kube-system
+spec:
+  containers:
+  - command:
+    - kube-apiserver
+    - --secure-port=6443
+    image: registry.k8s.io/kube-apiserver:v1.34.4
+    name: kube-apiserver
+  hostNetwork: true
+"""
+
+
+# ---- topology ------------------------------------------------------------------------------------
+
+def test_the_shipped_kind_topologies_load_and_say_what_they_are():
+    default = load_kind_topology(ROOT / "clusters" / "kind.yaml")
+    assert (default.kind.control_planes, default.kind.workers, default.disposable) == (3, 2, True)
+    assert not default.defects.kubelet_disabled_at_boot and not default.defects.lb_without_health_checks
+    assert load_kind_topology(ROOT / "clusters/defects/kind-kubelet-disabled.yaml").defects.kubelet_disabled_at_boot
+    assert load_kind_topology(ROOT / "clusters/defects/kind-lb-no-health-check.yaml").defects.lb_without_health_checks
+    assert load_kind_topology(ROOT / "clusters/defects/kind-restart-never.yaml").defects.static_pods_restart_never
+    assert is_kind_topology(ROOT / "clusters" / "kind.yaml") and not is_kind_topology(ROOT / "clusters" / "ha3.yaml")
+
+
+def test_a_process_topology_given_to_kind_is_refused_with_the_fix():
+    with pytest.raises(TopologyError) as error:
+        load_kind_topology(ROOT / "clusters" / "ha3.yaml")
+    assert "not a kind topology" in error.value.problem and "clusters/kind.yaml" in error.value.fix
+
+
+def test_a_kind_topology_given_to_the_other_backends_is_refused_with_the_fix():
+    from harness.topology import load_topology
+
+    with pytest.raises(TopologyError) as error:
+        load_topology(ROOT / "clusters" / "kind.yaml")
+    assert "is a kind topology" in error.value.problem and "--backend kind" in error.value.fix
+
+
+def test_a_bad_kind_topology_names_the_field(tmp_path):
+    path = tmp_path / "k.yaml"
+    path.write_text(yaml.safe_dump({"name": "k", "backend": "kind", "network": {"subnet": "10.213.60.0/24"},
+                                    "kind": {"control_planes": 0, "wrokers": 1}}))
+    with pytest.raises(TopologyError) as error:
+        load_kind_topology(path)
+    assert "kind.control_planes" in error.value.problem and "kind.wrokers: unknown key" in error.value.problem
+    path.write_text(yaml.safe_dump({"name": "k", "backend": "kind", "network": {"subnet": "192.168.1.0/24"}}))
+    with pytest.raises(TopologyError, match="network.subnet"):
+        load_kind_topology(path)
+
+
+# ---- faults --------------------------------------------------------------------------------------
+
+def test_a_corrupted_manifest_gains_the_argument_and_keeps_everything_else():
+    broken = yaml.safe_load(corrupted(MANIFEST, "--quorum-no-such-flag=corrupted"))
+    original = yaml.safe_load(MANIFEST)
+    assert broken["spec"]["containers"][0]["command"] == ["kube-apiserver", "--secure-port=6443",
+                                                          "--quorum-no-such-flag=corrupted"]
+    broken["spec"]["containers"][0]["command"].pop()
+    assert broken == original
+
+
+def _cluster(backend: str, tmp_path: Path):
+    return SimpleNamespace(state=SimpleNamespace(backend=backend), run_dir=tmp_path, name="c",
+                           topology=SimpleNamespace(disposable=True),
+                           nodes=lambda role=None: ["control-plane", "control-plane2", "worker"])
+
+
+@pytest.mark.parametrize("fault", [StaticPodKill(node="control-plane"), ManifestCorruption(node="control-plane"),
+                                   KindNodesRestart()], ids=lambda f: f.name)
+def test_kind_faults_are_refused_on_other_backends_before_anything_is_journaled(tmp_path, fault):
+    with pytest.raises(FaultError, match="needs the kind backend"):
+        Nemesis(_cluster("process", tmp_path)).inject(fault)
+    assert not (tmp_path / "faults.jsonl").exists()
+
+
+@pytest.mark.parametrize("fault, named", [
+    (StaticPodKill(node="control-plane9"), "no kind node 'control-plane9'"),
+    (ManifestCorruption(node="control-plane", component="kube-proxy"), "no static pod 'kube-proxy'"),
+    (KindNodesRestart(nodes=["worker7"]), "no kind nodes ['worker7']"),
+], ids=["node", "component", "restart"])
+def test_kind_faults_naming_what_the_cluster_lacks_are_refused_with_the_choices(tmp_path, fault, named):
+    with pytest.raises(FaultError) as error:
+        Nemesis(_cluster("kind", tmp_path)).inject(fault)
+    assert named in error.value.problem
+    assert not (tmp_path / "faults.jsonl").exists()
+
+
+def test_a_corruption_that_is_not_a_flag_is_refused(tmp_path):
+    with pytest.raises(FaultError, match="is not a flag"):
+        Nemesis(_cluster("kind", tmp_path)).inject(ManifestCorruption(node="control-plane", argument="oops"))
+
+
+# ---- checkers ------------------------------------------------------------------------------------
+
+def _faulted(start=10.0, end=12.0):
+    history = History()
+    history.event("fault.start", t=start, id="f1", name="kind-nodes-restart")
+    history.event("fault.end", t=end, id="f1", name="kind-nodes-restart")
+    return history
+
+
+def test_recovery_within_the_bound_passes_and_later_fails():
+    history = _faulted()
+    history.event("kind.healthy", t=40.0)
+    assert recovered_within(history, event="kind.healthy", what="healthy", max_s=30.0, since="end").status is Status.PASS
+    late = recovered_within(history, event="kind.healthy", what="healthy", max_s=20.0, since="end")
+    assert late.status is Status.FAIL and late.figures["recovered_after_s"] == 28.0
+    assert recovered_within(history, event="kind.healthy", what="x", max_s=29.0, since="start").status is Status.FAIL
+
+
+def test_recovery_never_seen_fails_and_without_a_fault_is_unknown():
+    history = _faulted()
+    history.event("kind.healthy", t=5.0)  # before the fault: it does not count
+    assert recovered_within(history, event="kind.healthy", what="healthy", max_s=60.0).status is Status.FAIL
+    assert recovered_within(History(), event="kind.healthy", what="healthy", max_s=60.0).status is Status.UNKNOWN
+
+
+def test_an_object_is_kept_only_if_it_reads_back_the_same():
+    assert object_kept(what="marker", written="a1", read="a1").status is Status.PASS
+    assert object_kept(what="marker", written="a1", read=None).status is Status.FAIL
+    assert object_kept(what="marker", written="a1", read="b2").status is Status.FAIL
+
+
+def test_the_kind_bounds_follow_from_the_kubelet_and_balancer_settings():
+    assert KIND_LB_DETECTION_S == 3 * 2.0 + 2 * 3.0 + 0.5
+    assert static_pod_restart_budget_s() == 1.0 + 10.0 + 30.0
+    assert kind_power_loss_recovery_s() == 20.0 + 15.0 + 30.0 + 10.0 + 2.0
+
+
+# ---- which scenarios each backend runs -----------------------------------------------------------
+
+def _collect(*args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", "-rs",
+                             "--no-header", "--history-dir", "/tmp/quorum-collect-only"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return result.stdout + result.stderr
+
+
+def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_other_suites_on_kind():
+    off_kind = _collect("scenarios/static_pods")
+    assert "3 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
+    on_kind = _collect("scenarios/conformance", "scenarios/self_healing", "--backend", "kind")
+    assert " skipped" in on_kind and "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
+    assert "not on --backend kind" in on_kind
