@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.kind.topology import is_kind_topology
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CASES = [
@@ -27,13 +29,18 @@ CASES = [
     ("slow-links", "scenarios/bandwidth/test_bandwidth.py", "host_to_host", "links below 5.0 Gbit/s"),
     # every load scenario (all their names contain "load") checks node heartbeats
     ("node-lease-too-long", "scenarios/load/test_load.py", "load", "[node-heartbeats: fail]"),
+    # kind twins (run with --backend kind), one per static-pod scenario
+    ("kind-restart-never", "scenarios/static_pods/test_static_pods.py", "killed", "[recovery: fail]"),
+    ("kind-lb-no-health-check", "scenarios/static_pods/test_static_pods.py", "corrupted", "[availability: fail]"),
+    ("kind-kubelet-disabled", "scenarios/static_pods/test_static_pods.py", "power", "[recovery: fail]"),
 ]
 
 
 @pytest.mark.parametrize("twin, suite, select, reason", CASES, ids=[c[0] for c in CASES])
 def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reason):
+    backend = ["--backend=kind"] if is_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml") else []
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", suite, "-k", select, f"--topology=clusters/defects/{twin}.yaml",
+        [sys.executable, "-m", "pytest", suite, "-k", select, f"--topology=clusters/defects/{twin}.yaml", *backend,
          f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
          "-q", "--no-header", "-rN", "--tb=short"],
         cwd=ROOT, capture_output=True, text=True, timeout=900)
