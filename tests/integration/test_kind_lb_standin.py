@@ -37,7 +37,11 @@ def cds(hosts: list[str]) -> str:
               address: {host}
               port_value: 6443
 """ for host in hosts)
-    return f"resources:\n- name: kube_apiservers\n  load_assignment:\n    endpoints:\n    - lb_endpoints:\n{endpoints}"
+    # kind's health check (ProxyCDSConfigTemplate): without it the stand-in, like Envoy, balances blindly
+    checks = ("  health_checks:\n  - timeout: 3s\n    interval: 2s\n    unhealthy_threshold: 2\n"
+              "    healthy_threshold: 1\n    http_health_check:\n      path: /healthz\n")
+    return (f"resources:\n- name: kube_apiservers\n{checks}"
+            f"  load_assignment:\n    endpoints:\n    - lb_endpoints:\n{endpoints}")
 
 
 @pytest.fixture(scope="module")
