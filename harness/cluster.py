@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from functools import cached_property
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from harness.errors import ClusterError
 from harness.health import probe
 from harness.kubeapi import ApiClient
 from harness.lbstate import server_states
+from harness.run_handle import RunHandle
 from harness.shell import in_netns, run
 from harness.state import RunState
 from harness.supervisor import Control
@@ -31,7 +31,7 @@ def layout_for(topology: Topology, run_dir: Path) -> Layout:
     return Layout(topology, run_dir, toolchain.path)
 
 
-class Cluster:
+class Cluster(RunHandle):
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = Path(run_dir).resolve()
         self.state = RunState.load(self.run_dir)
@@ -53,23 +53,6 @@ class Cluster:
         if self.topology.leader_election.enabled:
             found += [f"lease {name} unheld" for name, host in self.lease_holders().items() if host is None]
         return found
-
-    def problems_after(self, timeout_s: float) -> list[str]:
-        """Wait up to `timeout_s` for the cluster to heal itself; what is still unhealthy (empty if healthy)."""
-        deadline = time.monotonic() + timeout_s
-        problems = self.problems()
-        while problems and time.monotonic() < deadline:
-            time.sleep(1.0)
-            problems = self.problems()
-        return problems
-
-    @property
-    def name(self) -> str:
-        return self.topology.name
-
-    @property
-    def run_id(self) -> str:
-        return self.state.run_id
 
     @cached_property
     def specs(self) -> dict[str, ComponentSpec]:

@@ -11,7 +11,6 @@ import base64
 import os
 import secrets
 import tempfile
-import time
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlparse
@@ -27,6 +26,7 @@ from harness.kind.cluster import KIND_LABEL, cluster_name
 from harness.kind.topology import KindTopology, load_kind_topology
 from harness.kubeapi import ApiClient
 from harness.pki import Pair
+from harness.run_handle import RunHandle
 from harness.state import RunState
 
 ROLE_LABEL = "io.x-k8s.kind.role"
@@ -41,7 +41,9 @@ def _ready(conditions: list[dict] | None) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions or [])
 
 
-class KindCluster:
+class KindCluster(RunHandle):
+    poll_interval_s = 2.0
+
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = Path(run_dir).resolve()
         self.state = RunState.load(self.run_dir)
@@ -55,14 +57,6 @@ class KindCluster:
         self.__init__(self.run_dir)  # type: ignore[misc]
         self.__dict__.pop("api", None)
         return self
-
-    @property
-    def name(self) -> str:
-        return self.topology.name
-
-    @property
-    def run_id(self) -> str:
-        return self.state.run_id
 
     @property
     def kind_name(self) -> str:
@@ -230,11 +224,3 @@ class KindCluster:
         found += [f"static pod {pod} not Ready" for pod, ok in self.static_pods_ready().items() if not ok]
         found += [f"lease {name} unheld" for name, node in self.lease_holders().items() if node is None]
         return found
-
-    def problems_after(self, timeout_s: float) -> list[str]:
-        deadline = time.monotonic() + timeout_s
-        problems = self.problems()
-        while problems and time.monotonic() < deadline:
-            time.sleep(2.0)
-            problems = self.problems()
-        return problems
