@@ -246,7 +246,7 @@ def heal(cluster: str | None) -> None:
     from harness.backends import process
     from harness.cluster import open_cluster
     from harness.faults.sweep import heal_cluster
-    from harness.state import RunState, registered_runs
+    from harness.state import registered_runs
 
     process.require_root("heal")
     run_dirs = [process.find_run(cluster)] if cluster else [

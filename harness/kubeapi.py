@@ -6,6 +6,7 @@ issue many short requests with tight timeouts.
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 
@@ -38,6 +39,14 @@ class ApiClient:
 
     def get(self, path: str, timeout: float = 2.0) -> requests.Response:
         return self.session.get(self.endpoint + path, timeout=timeout)
+
+    def on_a_new_connection(self) -> "ApiClient":
+        """The same endpoint and credentials on a session of its own, so the next request opens a new
+        connection (like kubectl): behind a TCP load balancer a kept-alive one stays with its first apiserver."""
+        other = copy.copy(self)
+        other.session = session()
+        other.session.verify, other.session.cert = self.session.verify, self.session.cert
+        return other
 
     def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10.0,
                 content_type: str = "application/json") -> requests.Response:

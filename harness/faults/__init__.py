@@ -3,6 +3,7 @@
 from harness.faults.base import Fault, Nemesis, heal_leftovers
 from harness.faults.container import NodeDisconnect, NodeKill, NodePause, NodeRestart
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
+from harness.faults.kind_node import KindNodePartition, KindNodePause
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.process import Kill, ModifyFlags, Pause, Stop
 from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill
@@ -10,4 +11,4 @@ from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, Stat
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
            "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "StaticPodKill", "ManifestCorruption",
-           "KindNodesRestart"]
+           "KindNodesRestart", "KindNodePause", "KindNodePartition"]

@@ -18,7 +18,8 @@ from harness.shell import CommandError, run
 TAG = "quorum-fault"
 
 
-def _tag(fault_id: str) -> list[str]:
+def rule_tag(fault_id: str) -> list[str]:
+    """iptables arguments that mark a rule as this fault's (what remove_tagged_rules looks for)."""
     return ["-m", "comment", "--comment", f"{TAG}:{fault_id}"]
 
 
@@ -56,8 +57,8 @@ class Partition(Fault):
 
     def _drop(self, cluster: Cluster, sender: str, receiver: str) -> None:
         src, dst = str(cluster.topology.address_of(sender)), str(cluster.topology.address_of(receiver))
-        _iptables(cluster, sender, "-I", "OUTPUT", "-d", dst, *_tag(self.id), "-j", "DROP")
-        _iptables(cluster, receiver, "-I", "INPUT", "-s", src, *_tag(self.id), "-j", "DROP")
+        _iptables(cluster, sender, "-I", "OUTPUT", "-d", dst, *rule_tag(self.id), "-j", "DROP")
+        _iptables(cluster, receiver, "-I", "INPUT", "-s", src, *rule_tag(self.id), "-j", "DROP")
 
     def act(self, cluster: Cluster) -> None:
         for a in self.side_a:
@@ -110,8 +111,8 @@ class PacketLoss(Fault):
     def act(self, cluster: Cluster) -> None:
         stat = ["-m", "statistic", "--mode", "random", "--probability", str(self.probability)]
         link = cluster.link(self.host)
-        _iptables(cluster, self.host, "-I", "INPUT", "-i", link, *stat, *_tag(self.id), "-j", "DROP")
-        _iptables(cluster, self.host, "-I", "OUTPUT", "-o", link, *stat, *_tag(self.id), "-j", "DROP")
+        _iptables(cluster, self.host, "-I", "INPUT", "-i", link, *stat, *rule_tag(self.id), "-j", "DROP")
+        _iptables(cluster, self.host, "-I", "OUTPUT", "-o", link, *stat, *rule_tag(self.id), "-j", "DROP")
 
     def undo(self, cluster: Cluster) -> None:
         remove_tagged_rules(cluster, self.host, self.id)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import requests
 
 from harness.cluster import Cluster
-from harness.health import session
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 
@@ -33,9 +32,7 @@ class ApiProber(Monitor):
         self._sessions = [self._session() for _ in range(workers)]
 
     def _session(self) -> requests.Session:
-        s = session()
-        s.verify, s.cert = self.cluster.api.session.verify, self.cluster.api.session.cert  # the admin's credentials
-        return s
+        return self.cluster.api.on_a_new_connection().session  # the admin's credentials, a pool of its own
 
     def step(self, worker: int) -> None:
         if worker < self.fresh:
