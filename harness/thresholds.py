@@ -158,6 +158,9 @@ KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, KIND_LB_FALL = 2.0, 3.0, 2
 KIND_LB_DETECTION_S = (KIND_LB_FALL + 1) * KIND_LB_INTERVAL_S + KIND_LB_FALL * KIND_LB_TIMEOUT_S + OBSERVATION_S
 # docker start -> systemd -> containerd -> kubelet running: measured 6.9 s here (docs/backends.md); ~3x.
 KIND_NODE_BOOT_ALLOWANCE_S = 20.0
+# a healed partition until the cut-off apiserver's /readyz answers: measured 6.6-10.3 s (docs/scenarios.md); ~3x
+KIND_PARTITION_REJOIN_ALLOWANCE_S = 30.0
+KIND_NODE_REJOIN_ALLOWANCE_S = 120.0  # see kind_node_rejoin_s
 
 
 def static_pod_restart_budget_s() -> float:
@@ -172,3 +175,31 @@ def kind_power_loss_recovery_s() -> float:
     Measured 33 s on this machine (docs/backends.md)."""
     return (KIND_NODE_BOOT_ALLOWANCE_S + STARTUP_ALLOWANCE_S[Component.ETCD] + STARTUP_ALLOWANCE_S[Component.APISERVER]
             + KUBELET_STATUS_S + KIND_LB_INTERVAL_S)
+
+
+def kind_node_rejoin_s() -> float:
+    """On a kubeadm control plane each control-plane node's kubelet talks to its own apiserver
+    (/etc/kubernetes/kubelet.conf). When that apiserver is away longer than the node-monitor grace period allows,
+    the node lifecycle controller marks the node NotReady and every pod on it not Ready (seen after 45 s of a
+    corrupted manifest and of a partition). From the apiserver's return until the node and every static pod
+    were Ready again took 37-63 s here: several kubelet timers in a row (heartbeat retries, the status
+    manager, each pod worker's resync every syncFrequency). The allowance is about 2x the worst measured."""
+    return KIND_NODE_REJOIN_ALLOWANCE_S
+
+
+def kind_manifest_restore_s() -> float:
+    """A restored manifest until its apiserver answers /readyz again: the kubelet picks the file up, notices
+    the old container gone, may wait its first crash back-off, and the apiserver starts."""
+    return KUBELET_MANIFEST_PICKUP_S + static_pod_restart_budget_s()
+
+
+def kind_partition_recovery_s() -> float:
+    """A control-plane node's partition healed until its apiserver answers /readyz again: its etcd member's
+    peer streams are dialled again and it catches up, and the apiserver's etcd readiness check passes again."""
+    return KIND_PARTITION_REJOIN_ALLOWANCE_S
+
+
+def kind_whole_cluster_after_s(apiserver_back_s: float) -> float:
+    """The whole cluster healthy after one control-plane node's apiserver was away: that apiserver back, the
+    balancer marks it up after one passing check, and its node and static pods are Ready again."""
+    return apiserver_back_s + KIND_LB_INTERVAL_S + kind_node_rejoin_s()

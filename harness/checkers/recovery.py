@@ -31,8 +31,11 @@ def recovered_within(history: History, *, event: str, what: str, max_s: float, s
 
 
 @checker("durability")
-def object_kept(*, what: str, written: str, read: str | None) -> Verdict:
-    """An object written before the fault reads back with the same value after it."""
+def object_kept(*, what: str, written: str | None, read: str | None) -> Verdict:
+    """An object written before (or during) the fault reads back with the same value after it; written is None
+    when the write itself was refused."""
+    if written is None:
+        return Verdict("durability", Status.FAIL, f"{what} could not be written")
     if read == written:
         return Verdict("durability", Status.PASS, f"{what} reads back unchanged")
     return Verdict("durability", Status.FAIL, f"{what} was lost: wrote {written!r}, read {read!r}")

@@ -176,16 +176,23 @@ class KindCluster(RunHandle):
         except requests.RequestException:
             return False
 
-    def write_marker(self) -> str:
-        """Write a ConfigMap with a fresh value (read back after a fault: was it kept?); returns the value."""
-        value = secrets.token_hex(8)
-        self.api.request("DELETE", f"{MARKER_PATH}/{MARKER}", timeout=10.0)
-        response = self.api.request("POST", MARKER_PATH, {"apiVersion": "v1", "kind": "ConfigMap",
-                                                          "metadata": {"name": MARKER}, "data": {"value": value}})
-        if response.status_code != 201:
-            raise ClusterError(f"could not write ConfigMap {MARKER}: HTTP {response.status_code} {response.text[:200]}",
-                               "quorum status shows what is unhealthy")
-        return value
+    def write_marker(self, *, refused_ok: bool = False) -> str | None:
+        """Write a ConfigMap with a fresh value (read back after a fault: was it kept?); returns the value, or
+        None when the write failed and refused_ok (a scenario judging whether writes are accepted). On a new
+        connection, so the write goes where the load balancer sends new clients now."""
+        value, api = secrets.token_hex(8), self.api.on_a_new_connection()
+        try:
+            api.request("DELETE", f"{MARKER_PATH}/{MARKER}", timeout=10.0)
+            response = api.request("POST", MARKER_PATH, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                         "metadata": {"name": MARKER}, "data": {"value": value}})
+            problem = None if response.status_code == 201 else f"HTTP {response.status_code} {response.text[:200]}"
+        except requests.RequestException as error:
+            problem = str(error)[:300]
+        if problem is None:
+            return value
+        if refused_ok:
+            return None
+        raise ClusterError(f"could not write ConfigMap {MARKER}: {problem}", "quorum status shows what is unhealthy")
 
     def read_marker(self) -> str | None:
         found = self._get(f"{MARKER_PATH}/{MARKER}")

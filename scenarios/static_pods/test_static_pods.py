@@ -11,11 +11,13 @@ import pytest
 
 from harness.checkers import availability
 from harness.checkers.recovery import object_kept, recovered_within
+from harness.faults.kind_node import KindNodePartition
 from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill
 from harness.history import now
 from harness.scenario import explain_all, judge, wait_recorded
 from harness.thresholds import (AVAILABILITY_PCT, KIND_LB_DETECTION_S, KUBELET_MANIFEST_PICKUP_S,
-                                kind_power_loss_recovery_s, static_pod_restart_budget_s)
+                                kind_manifest_restore_s, kind_partition_recovery_s, kind_power_loss_recovery_s,
+                                kind_whole_cluster_after_s, static_pod_restart_budget_s)
 
 pytestmark = [pytest.mark.kind, pytest.mark.destructive]
 
@@ -53,26 +55,56 @@ def test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet(cluster, hist
     assert all(verdicts), explain_all(verdicts)
 
 
+def _one_apiserver_away(cluster, history, nemesis, fault, node: str, *, down_within_s: float, back_within_s: float,
+                        during=lambda: None):
+    """Inject `fault`, which takes kube-apiserver on `node` away; keep it away for the LB's detection time and
+    a steady window, call during(), heal. The verdicts: availability through the LB in the steady window, that
+    apiserver back within back_within_s of the heal and the whole cluster within the bound that follows."""
+    with nemesis.fault(fault):
+        down = wait_recorded(history, "kind.apiserver-down", lambda: not cluster.apiserver_ready(node),
+                             timeout_s=down_within_s, node=node)
+        assert down is not None, f"{fault.describe()} did not make kube-apiserver on {node} unready"
+        steady = (down + KIND_LB_DETECTION_S, down + KIND_LB_DETECTION_S + STEADY_S)
+        time.sleep(max(0.0, steady[1] - now()))
+        result = during()
+    whole = kind_whole_cluster_after_s(back_within_s)
+    wait_recorded(history, "kind.apiserver-ready", lambda: cluster.apiserver_ready(node), timeout_s=back_within_s + 5.0,
+                  node=node)
+    wait_recorded(history, "kind.healthy", lambda: _healthy(cluster), timeout_s=whole + 5.0)
+    return [availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
+            recovered_within(history, event="kind.apiserver-ready", what=f"kube-apiserver on {node} ready again",
+                             max_s=back_within_s, since="end"),
+            recovered_within(history, event="kind.healthy", what=HEALTHY, max_s=whole, since="end")], result
+
+
 def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restoring_it_brings_it_back(
         cluster, history, nemesis, fresh_api_prober):
     """Append an unknown flag to kube-apiserver's manifest on one node (temporary file + rename): the kubelet
     replaces the pod with one that cannot start. New connections through the LB stay >= 99.5 % available from
-    the LB's detection time on; the restored manifest brings the apiserver and the whole cluster back."""
-    node = "control-plane"
-    with nemesis.fault(ManifestCorruption(node=node, component="kube-apiserver")):
-        down = wait_recorded(history, "kind.apiserver-down", lambda: not cluster.apiserver_ready(node),
-                             timeout_s=KUBELET_MANIFEST_PICKUP_S + 10.0, node=node)
-        start = (down or now()) + KIND_LB_DETECTION_S
-        steady = (start, start + STEADY_S)
-        time.sleep(max(0.0, steady[1] - now()))
-    bound = KUBELET_MANIFEST_PICKUP_S + static_pod_restart_budget_s()
-    wait_recorded(history, "kind.healthy", lambda: _healthy(cluster), timeout_s=bound + 5.0)
+    the LB's detection time on; the restored manifest brings the apiserver back, then the whole cluster (its
+    node may have gone NotReady meanwhile: its kubelet talks to that apiserver)."""
+    checks, _ = _one_apiserver_away(cluster, history, nemesis, ManifestCorruption(node="control-plane"), "control-plane",
+                                    down_within_s=KUBELET_MANIFEST_PICKUP_S + 10.0,
+                                    back_within_s=kind_manifest_restore_s())
+    verdicts = judge(history, *checks)
+    assert all(verdicts), explain_all(verdicts)
+
+
+def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins(
+        cluster, history, nemesis, fresh_api_prober):
+    """iptables in one control-plane node drop everything from and to the other nodes: its etcd member is alone
+    in the minority, so its apiserver fails its etcd check while it still answers. New connections through the
+    LB stay >= 99.5 % available from the LB's detection time on, the majority keeps accepting writes, and once
+    the partition is healed its apiserver and then the whole cluster are healthy again within the bounds."""
+    node = cluster.nodes("control-plane")[-1]
+    checks, marker = _one_apiserver_away(
+        cluster, history, nemesis, KindNodePartition(node=node), node,
+        down_within_s=KIND_LB_DETECTION_S, back_within_s=kind_partition_recovery_s(),
+        during=lambda: cluster.write_marker(refused_ok=True))  # through the LB on a new connection: to the majority
     verdicts = judge(
-        history,
-        availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
-        recovered_within(history, event="kind.healthy", what=HEALTHY, max_s=bound, since="end"),
+        history, *checks,
+        object_kept(what="a ConfigMap written during the partition", written=marker, read=cluster.read_marker()),
     )
-    assert down is not None, f"the corrupted manifest did not take kube-apiserver on {node} down: the kubelet ignored it"
     assert all(verdicts), explain_all(verdicts)
 
 

@@ -2,9 +2,12 @@
 parts (harness/kind/node_image.py) and runs kind's own `kind create cluster` with three control planes behind
 its load balancer (the HAProxy stand-in) and two workers, on a Quorum-owned network; the control plane runs as
 static pods, Quorum's CNI makes every node Ready and routes pods between nodes, the static-pod suite passes on
-it (CI's kind smoke run; its broken twins are in test_defect_twins.py), and `down` leaves nothing behind."""
+it (CI's kind smoke run; its broken twins are in test_defect_twins.py), a paused node is frozen until healed,
+and `down` leaves nothing behind."""
 
+import http.client
 import ipaddress
+import ssl
 import subprocess
 import sys
 import time
@@ -15,8 +18,12 @@ import pytest
 from harness.backends import docker as docker_backend
 from harness.backends import process
 from harness.docker.engine import client
+from harness.faults import Nemesis
+from harness.faults.kind_node import KindNodePause
+from harness.history import History
 from harness.kind import backend as kind_backend
 from harness.kind import cluster as kind
+from harness.kind.handle import KindCluster
 from harness.kind.topology import load_kind_topology
 from harness.shell import run
 from harness.toolchain.install import Toolchain
@@ -121,8 +128,35 @@ def test_the_static_pod_suite_passes_on_this_cluster(kind_cluster, tmp_path):
          "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
         cwd=ROOT, capture_output=True, text=True, timeout=900)
     output = result.stdout + result.stderr
-    assert result.returncode == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
+    assert result.returncode == 0 and "4 passed" in output.splitlines()[-1], output[-4000:]
     assert (Path(state.run_dir) / "state.json").exists(), "--keep-cluster: the session reused this cluster"
+
+
+def _kubelet_answers(address: str) -> bool:
+    """The kubelet's TLS port completes a handshake and answers HTTP (401 without credentials is an answer); a
+    frozen kubelet cannot, though the kernel still accepts the TCP connection."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    connection = http.client.HTTPSConnection(address, 10250, context=context, timeout=3)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status > 0
+    except OSError:
+        return False
+    finally:
+        connection.close()
+
+
+def test_a_paused_worker_is_frozen_until_the_nemesis_heals_it(kind_cluster):
+    state, _, _ = kind_cluster
+    cluster = KindCluster(Path(state.run_dir))
+    worker = cluster.nodes("worker")[0]
+    address = cluster.address(worker)
+    assert _kubelet_answers(address), f"the kubelet of {worker} does not answer before the fault"
+    with Nemesis(cluster, History()).fault(KindNodePause(node=worker)):
+        assert client().container.inspect(cluster.node(worker)).state.paused
+        assert not _kubelet_answers(address), f"the kubelet of paused {worker} still answers"
+    assert _wait(lambda: _kubelet_answers(address), 30, "the kubelet to answer again after the heal")
 
 
 def test_nothing_routes_off_the_machine_and_down_removes_everything(kind_cluster):

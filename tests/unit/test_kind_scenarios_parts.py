@@ -14,10 +14,12 @@ from harness.checkers.recovery import object_kept, recovered_within
 from harness.checkers.verdict import Status
 from harness.errors import FaultError, TopologyError
 from harness.faults.base import Nemesis
+from harness.faults.kind_node import KindNodePartition, KindNodePause
 from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill, corrupted
 from harness.history import History
 from harness.kind.topology import is_kind_topology, load_kind_topology
-from harness.thresholds import KIND_LB_DETECTION_S, kind_power_loss_recovery_s, static_pod_restart_budget_s
+from harness.thresholds import (KIND_LB_DETECTION_S, kind_manifest_restore_s, kind_partition_recovery_s,
+                                kind_power_loss_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = """apiVersion: v1
@@ -92,7 +94,8 @@ def _cluster(backend: str, tmp_path: Path):
 
 
 @pytest.mark.parametrize("fault", [StaticPodKill(node="control-plane"), ManifestCorruption(node="control-plane"),
-                                   KindNodesRestart()], ids=lambda f: f.name)
+                                   KindNodesRestart(), KindNodePause(node="worker"),
+                                   KindNodePartition(node="control-plane")], ids=lambda f: f.name)
 def test_kind_faults_are_refused_on_other_backends_before_anything_is_journaled(tmp_path, fault):
     with pytest.raises(FaultError, match="needs the kind backend"):
         Nemesis(_cluster("process", tmp_path)).inject(fault)
@@ -103,12 +106,56 @@ def test_kind_faults_are_refused_on_other_backends_before_anything_is_journaled(
     (StaticPodKill(node="control-plane9"), "no kind node 'control-plane9'"),
     (ManifestCorruption(node="control-plane", component="kube-proxy"), "no static pod 'kube-proxy'"),
     (KindNodesRestart(nodes=["worker7"]), "no kind nodes ['worker7']"),
-], ids=["node", "component", "restart"])
+    (KindNodePartition(node="worker7"), "no kind node 'worker7'"),
+], ids=["node", "component", "restart", "partition"])
 def test_kind_faults_naming_what_the_cluster_lacks_are_refused_with_the_choices(tmp_path, fault, named):
     with pytest.raises(FaultError) as error:
         Nemesis(_cluster("kind", tmp_path)).inject(fault)
     assert named in error.value.problem
     assert not (tmp_path / "faults.jsonl").exists()
+
+
+class IptablesNode:
+    """A node's filter table as iptables changes it: -I inserts, -D deletes one matching rule (or fails)."""
+
+    def __init__(self) -> None:
+        self.rules: list[list[str]] = []
+
+    def exec(self, node: str, argv: list[str], *, check: bool = True) -> str:
+        if argv[0] == "iptables-save":
+            return "*filter\n" + "".join("-A " + " ".join(f'"{a}"' if " " in a else a for a in rule) + "\n"
+                                         for rule in self.rules) + "COMMIT\n"
+        assert argv[:2] == ["iptables", "-w"], argv
+        action, rule = argv[2], argv[3:]
+        if action == "-I":
+            self.rules.insert(0, rule)
+        elif action == "-D" and rule in self.rules:
+            self.rules.remove(rule)
+        return ""
+
+
+def test_a_partitioned_node_drops_every_peer_both_ways_and_heal_removes_exactly_its_rules(tmp_path):
+    table = IptablesNode()
+    table.rules.append(["INPUT", "-s", "10.213.51.9", "-j", "ACCEPT"])  # someone else's rule stays
+    addresses = {"control-plane": "10.213.51.2", "control-plane2": "10.213.51.3", "worker": "10.213.51.4"}
+    cluster = _cluster("kind", tmp_path)
+    cluster.address, cluster.exec = addresses.get, table.exec
+    fault = KindNodePartition(node="control-plane")
+    nemesis = Nemesis(cluster)
+    nemesis.inject(fault)
+    dropped = {(rule[0], rule[2]) for rule in table.rules if rule[-1] == "DROP" and f"quorum-fault:{fault.id}" in rule}
+    assert dropped == {("INPUT", "10.213.51.3"), ("OUTPUT", "10.213.51.3"), ("INPUT", "10.213.51.4"),
+                       ("OUTPUT", "10.213.51.4")}
+    nemesis.heal(fault)
+    fault.undo(cluster)  # again, as `quorum heal` may after a killed run: nothing more is removed
+    assert table.rules == [["INPUT", "-s", "10.213.51.9", "-j", "ACCEPT"]]
+
+
+def test_a_partition_of_a_node_whose_peers_are_stopped_is_refused(tmp_path):
+    cluster = _cluster("kind", tmp_path)
+    cluster.address = {"control-plane": "10.213.51.2", "control-plane2": None, "worker": "10.213.51.4"}.get
+    with pytest.raises(FaultError, match=r"kind nodes \['control-plane2'\] are not running"):
+        Nemesis(cluster).inject(KindNodePartition(node="control-plane"))
 
 
 def test_a_corruption_that_is_not_a_flag_is_refused(tmp_path):
@@ -145,12 +192,16 @@ def test_an_object_is_kept_only_if_it_reads_back_the_same():
     assert object_kept(what="marker", written="a1", read="a1").status is Status.PASS
     assert object_kept(what="marker", written="a1", read=None).status is Status.FAIL
     assert object_kept(what="marker", written="a1", read="b2").status is Status.FAIL
+    refused = object_kept(what="marker", written=None, read=None)
+    assert refused.status is Status.FAIL and "could not be written" in refused.explanation
 
 
 def test_the_kind_bounds_follow_from_the_kubelet_and_balancer_settings():
     assert KIND_LB_DETECTION_S == 3 * 2.0 + 2 * 3.0 + 0.5
     assert static_pod_restart_budget_s() == 1.0 + 10.0 + 30.0
     assert kind_power_loss_recovery_s() == 20.0 + 15.0 + 30.0 + 10.0 + 2.0
+    assert kind_manifest_restore_s() == 21.0 + 41.0
+    assert kind_whole_cluster_after_s(kind_partition_recovery_s()) == 30.0 + 2.0 + 120.0
 
 
 # ---- which scenarios each backend runs -----------------------------------------------------------
@@ -164,7 +215,7 @@ def _collect(*args: str) -> str:
 
 def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_other_suites_on_kind():
     off_kind = _collect("scenarios/static_pods")
-    assert "3 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
+    assert "4 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
     on_kind = _collect("scenarios/conformance", "scenarios/self_healing", "--backend", "kind")
     assert " skipped" in on_kind and "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
     assert "not on --backend kind" in on_kind
