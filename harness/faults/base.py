@@ -186,19 +186,23 @@ class Nemesis:
 
 @contextlib.contextmanager
 def heal_on_signals(nemesis: Nemesis) -> Iterator[None]:
-    """SIGTERM heals active faults too: turn it into KeyboardInterrupt so finally blocks run."""
+    """SIGTERM and SIGINT heal active faults: both become KeyboardInterrupt so finally blocks run. SIGINT is
+    handled explicitly too: a process started in the background by a non-interactive shell (`cmd &` in a CI
+    script) inherits SIGINT ignored, so Python's own KeyboardInterrupt handler is not installed there (seen:
+    `kill -INT` left a partition and a paused scheduler in place for 10 minutes)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def on_term(signum: int, frame: object) -> None:
+    def on_signal(signum: int, frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         nemesis.heal_all()
 
 

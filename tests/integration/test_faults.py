@@ -214,9 +214,14 @@ def test_heal_is_idempotent_and_safe_without_inject(ha3, nemesis):
     nemesis.heal(fault)
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _child(ha3, mode="with-block"):
+    # started as `cmd &` in a CI script starts it: with SIGINT ignored, the harder case for healing on SIGINT
     child = subprocess.Popen([sys.executable, "-m", "tests.integration.fault_child", str(ha3.run_dir), mode],
-                             cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                             cwd=ROOT, stdout=subprocess.PIPE, text=True, preexec_fn=_ignore_sigint)
     assert child.stdout.readline().strip() == "READY"
     return child
 
