@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -13,6 +14,9 @@ from rich.table import Table
 
 from harness.errors import ClusterError, QuorumError
 from harness.toolchain.versions import KUBERNETES_DEFAULT
+
+if TYPE_CHECKING:  # imported lazily at run time: it needs Docker's client
+    from harness.kind.handle import KindCluster
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -226,7 +230,7 @@ def kubeconfig(cluster: str | None) -> None:
     console.print(str(open_cluster(process.find_run(cluster)).admin_kubeconfig))
 
 
-def _kind_status(c) -> None:
+def _kind_status(c: KindCluster) -> None:
     table = Table("node", "static pod", "ready", title=f"{c.name} (run {c.run_id}, kind backend) {c.api_endpoint}")
     for pod, ready in c.static_pods_ready().items():
         component, node = pod.split("@")

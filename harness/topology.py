@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 from enum import Enum
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -324,22 +324,35 @@ def _describe(error: dict) -> str:
     return f"{location}: {message}"
 
 
-def parse_topology(data: object, source: str = "<topology>") -> Topology:
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def validated(model: type[ModelT], data: object, source: str) -> ModelT:
+    """`data` as a `model`, or a TopologyError that lists every invalid field of `source`."""
     try:
-        return Topology.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
         problems = "\n".join(f"  - {_describe(e)}" for e in error.errors())
         raise TopologyError(f"{source} is invalid:\n{problems}", f"edit {source} as the lines above say") from None
 
 
-def load_topology(path: str | Path) -> Topology:
+def read_topology_file(path: str | Path, example: str) -> object:
+    """The YAML of a topology file, or a TopologyError saying it is missing or not YAML."""
     path = Path(path)
     if not path.is_file():
-        raise TopologyError(f"topology file {path} does not exist", "give a path such as clusters/ha3.yaml")
+        raise TopologyError(f"topology file {path} does not exist", f"give a path such as {example}")
     try:
-        data = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
         raise TopologyError(f"{path} is not valid YAML: {error}", f"fix the YAML syntax in {path}") from None
+
+
+def parse_topology(data: object, source: str = "<topology>") -> Topology:
+    return validated(Topology, data, source)
+
+
+def load_topology(path: str | Path) -> Topology:
+    data = read_topology_file(path, "clusters/ha3.yaml")
     if isinstance(data, dict) and data.get("backend") == "kind":
         raise TopologyError(f"{path} is a kind topology (backend: kind)",
                             f"use it with --backend kind: quorum up {path} --backend kind, pytest scenarios/ --backend kind")

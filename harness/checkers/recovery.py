@@ -10,6 +10,8 @@ from harness.history import History
 def recovered_within(history: History, *, event: str, what: str, max_s: float, since: str = "start") -> Verdict:
     """The first `event` after the last fault's start (since="start") or end (since="end") came within max_s.
     The scenario records `event` when it first observes the recovered state (e.g. every node Ready)."""
+    if since not in ("start", "end"):
+        raise ValueError(f"since must be 'start' or 'end', not {since!r}")
     windows = history.fault_windows()
     if not windows:
         return Verdict("recovery", Status.UNKNOWN, "no fault was recorded, so there is nothing to recover from")

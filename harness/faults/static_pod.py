@@ -39,16 +39,20 @@ class KindNodeFault(Fault):
 
 
 @dataclass
-class StaticPodKill(KindNodeFault):
-    """SIGKILL a static pod's process inside its node; the kubelet must start the container again."""
-
-    name = "static-pod-kill"
+class StaticPodFault(KindNodeFault):
     component: str = "kube-apiserver"
 
     def plan(self, cluster) -> None:
         super().plan(cluster)
         if self.component not in STATIC_PODS:
             raise KeyError(f"no static pod {self.component!r}; static pods: {', '.join(STATIC_PODS)}")
+
+
+@dataclass
+class StaticPodKill(StaticPodFault):
+    """SIGKILL a static pod's process inside its node; the kubelet must start the container again."""
+
+    name = "static-pod-kill"
 
     def act(self, cluster) -> None:
         # the node's pid namespace holds every container's processes; -x matches the exact process name
@@ -67,12 +71,11 @@ def corrupted(manifest: str, argument: str) -> str:
 
 
 @dataclass
-class ManifestCorruption(KindNodeFault):
+class ManifestCorruption(StaticPodFault):
     """Append a bad argument to a static pod's command in its manifest (the default flag does not exist, so
     the component exits at start and the kubelet keeps restarting it); heal writes the original back."""
 
     name = "manifest-corruption"
-    component: str = "kube-apiserver"
     argument: str = "--quorum-no-such-flag=corrupted"
 
     def backup(self, cluster) -> Path:
@@ -80,8 +83,6 @@ class ManifestCorruption(KindNodeFault):
 
     def plan(self, cluster) -> None:
         super().plan(cluster)
-        if self.component not in STATIC_PODS:
-            raise KeyError(f"no static pod {self.component!r}; static pods: {', '.join(STATIC_PODS)}")
         if not self.argument.startswith("-"):
             raise FaultError(f"argument {self.argument!r} is not a flag", "give a flag such as --secure-port=1")
 
@@ -125,6 +126,9 @@ class KindNodesRestart(Fault):
         return needs_kind(cluster)
 
     def plan(self, cluster) -> None:
+        if self.nodes == []:
+            raise FaultError("kind-nodes-restart was given an empty list of nodes",
+                             "name the nodes to restart, or leave nodes out for every control-plane node")
         targets = self.nodes or cluster.nodes("control-plane")
         unknown = sorted(set(targets) - set(cluster.nodes()))
         if unknown:

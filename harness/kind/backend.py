@@ -26,7 +26,7 @@ def up(topology_file: Path, run_dir: Path | None = None, say=lambda _: None,
 
     process.require_root("up")
     topology = load_kind_topology(topology_file)
-    run_dir = (run_dir or Path("reports") / "clusters" / topology.name).resolve()
+    run_dir = (run_dir or process.default_run_dir(topology.name)).resolve()
     if (run_dir / "state.json").exists():
         old = RunState.load(run_dir)
         raise ClusterError(f"{run_dir} already holds cluster {old.name} (run {old.run_id}, {old.status})",

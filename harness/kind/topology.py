@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from harness.errors import TopologyError
-from harness.topology import Network, Strict, _describe
+from harness.topology import Network, Strict, read_topology_file, validated
 
 
 class KindNodes(Strict):
@@ -46,18 +46,8 @@ def is_kind_topology(path: str | Path) -> bool:
 
 
 def load_kind_topology(path: str | Path) -> KindTopology:
-    path = Path(path)
-    if not path.is_file():
-        raise TopologyError(f"kind topology file {path} does not exist", "give a path such as clusters/kind.yaml")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise TopologyError(f"{path} is not valid YAML: {error}", f"fix the YAML syntax in {path}") from None
+    data = read_topology_file(path, "clusters/kind.yaml")
     if not isinstance(data, dict) or data.get("backend") != "kind":
         raise TopologyError(f"{path} is not a kind topology (it has no `backend: kind`)",
                             "with --backend kind use a kind topology such as clusters/kind.yaml")
-    try:
-        return KindTopology.model_validate(data)
-    except ValidationError as error:
-        problems = "\n".join(f"  - {_describe(e)}" for e in error.errors())
-        raise TopologyError(f"{path} is invalid:\n{problems}", f"edit {path} as the lines above say") from None
+    return validated(KindTopology, data, str(path))

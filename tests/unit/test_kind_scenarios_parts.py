@@ -158,6 +158,12 @@ def test_a_partition_of_a_node_whose_peers_are_stopped_is_refused(tmp_path):
         Nemesis(cluster).inject(KindNodePartition(node="control-plane"))
 
 
+def test_a_restart_of_an_empty_list_of_nodes_is_refused_not_read_as_every_node(tmp_path):
+    with pytest.raises(FaultError, match="empty list of nodes"):
+        Nemesis(_cluster("kind", tmp_path)).inject(KindNodesRestart(nodes=[]))
+    assert not (tmp_path / "faults.jsonl").exists()
+
+
 def test_a_corruption_that_is_not_a_flag_is_refused(tmp_path):
     with pytest.raises(FaultError, match="is not a flag"):
         Nemesis(_cluster("kind", tmp_path)).inject(ManifestCorruption(node="control-plane", argument="oops"))
@@ -186,6 +192,13 @@ def test_recovery_never_seen_fails_and_without_a_fault_is_unknown():
     history.event("kind.healthy", t=5.0)  # before the fault: it does not count
     assert recovered_within(history, event="kind.healthy", what="healthy", max_s=60.0).status is Status.FAIL
     assert recovered_within(History(), event="kind.healthy", what="healthy", max_s=60.0).status is Status.UNKNOWN
+
+
+def test_recovery_since_anything_but_start_or_end_is_unknown_never_a_pass():
+    history = _faulted()
+    history.event("kind.healthy", t=12.5)
+    verdict = recovered_within(history, event="kind.healthy", what="healthy", max_s=60.0, since="stop")
+    assert verdict.status is Status.UNKNOWN and "since must be 'start' or 'end'" in verdict.explanation
 
 
 def test_an_object_is_kept_only_if_it_reads_back_the_same():
