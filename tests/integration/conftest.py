@@ -1,14 +1,18 @@
 import contextlib
+import ipaddress
 import os
 from pathlib import Path
 
 import pytest
+import yaml
 
-from harness.backends import process
+from harness.backends import netns, process
 from harness.cluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTERS = ROOT / "clusters"
+# No checked-in topology uses these /24s: a test moves its cluster here when another cluster holds its subnet.
+SPARE_SUBNETS = [ipaddress.ip_network(f"10.213.{third}.0/24") for third in range(200, 250)]
 
 
 def pytest_collection_modifyitems(items):
@@ -38,3 +42,21 @@ def running(topology: Path, run_dir: Path, **kwargs):
 def ha3(tmp_path_factory) -> Cluster:
     with running(CLUSTERS / "ha3.yaml", tmp_path_factory.mktemp("ha3") / "run") as cluster:
         yield cluster
+
+
+def on_a_free_subnet(topology: Path, into: Path) -> Path:
+    """`topology` itself when its subnet is free on this machine, else a copy of it in `into` on a spare /24.
+
+    Creating a cluster on a taken subnet is refused (that is tested elsewhere); a cluster that a killed run left
+    behind, or someone's cluster kept with --keep-cluster, must not fail a test that is about something else."""
+    data = yaml.safe_load(topology.read_text())
+    if not netns.overlapping_routes(ipaddress.ip_network(data["network"]["subnet"])):
+        return topology
+    free = next((s for s in SPARE_SUBNETS if not netns.overlapping_routes(s)), None)
+    if free is None:
+        raise RuntimeError(f"{topology.name}: its subnet and every spare /24 (10.213.200-249) are taken; "
+                           "`quorum down --all` removes Quorum's clusters")
+    data["network"]["subnet"] = str(free)
+    moved = into / topology.name
+    moved.write_text(yaml.safe_dump(data, sort_keys=False))
+    return moved

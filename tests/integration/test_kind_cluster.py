@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -26,7 +27,9 @@ from harness.kind import cluster as kind
 from harness.kind.handle import KindCluster
 from harness.kind.topology import load_kind_topology
 from harness.shell import run
+from harness.state import RunState
 from harness.toolchain.install import Toolchain
+from tests.integration.conftest import on_a_free_subnet
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPOLOGY = ROOT / "clusters" / "kind.yaml"
@@ -46,12 +49,20 @@ class Kubectl:
         return result.stdout
 
 
+class KindRun(NamedTuple):
+    state: RunState
+    kubeconfig: Path
+    kubectl: Kubectl
+    topology: Path  # clusters/kind.yaml, or a copy on a spare subnet when another cluster holds its own
+
+
 @pytest.fixture(scope="module")
 def kind_cluster(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("kind") / "run"
+    base = tmp_path_factory.mktemp("kind")
+    run_dir, topology = base / "run", on_a_free_subnet(TOPOLOGY, base)
     try:
-        handle = kind_backend.up(TOPOLOGY, run_dir)
-        yield handle.state, handle.kubeconfig, Kubectl(handle.kubeconfig)
+        handle = kind_backend.up(topology, run_dir)
+        yield KindRun(handle.state, handle.kubeconfig, Kubectl(handle.kubeconfig), topology)
     finally:
         process.down(run_dir)
 
@@ -77,7 +88,7 @@ def _ready(node: dict) -> bool:
 
 
 def test_every_node_turns_ready_with_quorums_cni(kind_cluster):
-    state, kubeconfig, kubectl = kind_cluster
+    state, kubeconfig, kubectl, _ = kind_cluster
     assert kubeconfig.stat().st_mode & 0o777 == 0o600
     names = _wait(lambda: (n := _nodes(kubectl)) and all(_ready(x) for x in n.values()) and n, READY_TIMEOUT_S,
                   "every node Ready")
@@ -88,7 +99,7 @@ def test_every_node_turns_ready_with_quorums_cni(kind_cluster):
 
 
 def test_the_control_plane_runs_as_static_pods_on_every_control_plane_node(kind_cluster):
-    _, _, kubectl = kind_cluster
+    kubectl = kind_cluster.kubectl
     control_planes = [n for n, node in _nodes(kubectl).items()
                       if "node-role.kubernetes.io/control-plane" in node["metadata"]["labels"]]
     assert len(control_planes) == SHAPE.control_planes
@@ -104,7 +115,7 @@ def test_the_control_plane_runs_as_static_pods_on_every_control_plane_node(kind_
 
 
 def test_a_pod_on_one_worker_is_reached_from_the_other(kind_cluster):
-    state, _, kubectl = kind_cluster
+    kubectl = kind_cluster.kubectl
     nodes = _nodes(kubectl)
     workers = sorted(n for n, node in nodes.items()
                      if "node-role.kubernetes.io/control-plane" not in node["metadata"]["labels"])
@@ -121,9 +132,9 @@ def test_a_pod_on_one_worker_is_reached_from_the_other(kind_cluster):
 
 
 def test_the_static_pod_suite_passes_on_this_cluster(kind_cluster, tmp_path):
-    state, _, _ = kind_cluster
+    state, topology = kind_cluster.state, kind_cluster.topology
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "scenarios/static_pods", "--backend=kind", f"--topology={TOPOLOGY}",
+        [sys.executable, "-m", "pytest", "scenarios/static_pods", "--backend=kind", f"--topology={topology}",
          "--keep-cluster", f"--run-dir={state.run_dir}", f"--history-dir={tmp_path / 'histories'}",
          "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
         cwd=ROOT, capture_output=True, text=True, timeout=900)
@@ -148,7 +159,7 @@ def _kubelet_answers(address: str) -> bool:
 
 
 def test_a_paused_worker_is_frozen_until_the_nemesis_heals_it(kind_cluster):
-    state, _, _ = kind_cluster
+    state = kind_cluster.state
     cluster = KindCluster(Path(state.run_dir))
     worker = cluster.nodes("worker")[0]
     address = cluster.address(worker)
@@ -160,7 +171,7 @@ def test_a_paused_worker_is_frozen_until_the_nemesis_heals_it(kind_cluster):
 
 
 def test_nothing_routes_off_the_machine_and_down_removes_everything(kind_cluster):
-    state, _, _ = kind_cluster
+    state = kind_cluster.state
     rules = run(["iptables", "-S", "FORWARD"]).splitlines()
     assert any(docker_backend.bridge_name(state.run_id) in r and "DROP" in r for r in rules), rules
     network = client().network.inspect(docker_backend.network_name(state.run_id))
