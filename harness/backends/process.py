@@ -24,12 +24,11 @@ from harness.backends import defects, docker, netns
 from harness.cluster import Cluster, environment_for_keepers, layout_for
 from harness.components import ComponentSpec, binaries_for, specs_for
 from harness.errors import ClusterError, ToolchainError
-from harness.health import probe
-from harness.pki import ClusterPKI, write_kubeconfig
+from harness.pki import write_kubeconfig
 from harness.shell import run
 from harness.state import RunState, register, registered_runs, unregister
 from harness.supervisor import KeeperSpec
-from harness.topology import Component, Topology, load_topology
+from harness.topology import Topology, load_topology
 
 READY_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
@@ -45,8 +44,9 @@ def require_root(action: str) -> None:
         )
 
 
-def default_run_dir(topology: Topology) -> Path:
-    return Path("reports") / "clusters" / topology.name
+def default_run_dir(name: str) -> Path:
+    """Where a topology named `name` runs unless told otherwise (every backend)."""
+    return Path("reports") / "clusters" / name
 
 
 BACKENDS = ("process", "docker")
@@ -60,7 +60,7 @@ def up(topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: No
         raise ClusterError(f"unknown backend {backend!r}", f"use one of: {', '.join(BACKENDS)}")
     require_root("up")
     topology = load_topology(topology_file)
-    run_dir = (run_dir or default_run_dir(topology)).resolve()
+    run_dir = (run_dir or default_run_dir(topology.name)).resolve()
     if (run_dir / "state.json").exists():
         old = RunState.load(run_dir)
         raise ClusterError(

@@ -106,7 +106,7 @@ class Toolchain:
             raise ToolchainError(
                 f"only {self.cache.free_bytes() / 1024**3:.1f} GiB free under {self.cache.root}; "
                 f"building Kubernetes needs about {MIN_FREE_BYTES_FOR_BUILD / 1024**3:.0f} GiB",
-                f"free disk space, or point QUORUM_CACHE at a larger disk",
+                "free disk space, or point QUORUM_CACHE at a larger disk",
             )
         go = find_go(self.cache)
         entries = []

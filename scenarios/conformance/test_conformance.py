@@ -7,7 +7,6 @@ kubelet/manifest notes), seed 003 (the 1000-node design), seed 004 (the resilien
 """
 
 import pytest
-import requests
 
 from harness.components import etcd as etcd_component
 from harness.health import session

@@ -40,7 +40,6 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
     (client-go's renew loop times out; the component exits and the supervisor restarts it) and never hold
     the lease again, so two holders never overlap in the record. client-go does not fence: until it gives
     up, the woken ex-leader still believes it leads; the figure gave_up_after_resume_s measures that."""
-    election = cluster.topology.leader_election
     bound = leader_failover_max_s(cluster.topology)
     leader = leases.holder(lease)
     old = leases.identity(lease)

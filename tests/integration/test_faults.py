@@ -1,7 +1,6 @@
 """Every fault, for real on ha3: injected, observed to act, healed, observed gone."""
 
 import signal
-import socket
 import subprocess
 import sys
 import time

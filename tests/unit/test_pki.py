@@ -1,4 +1,3 @@
-import ipaddress
 import stat
 from pathlib import Path
 
