@@ -87,6 +87,9 @@ def images_build(with_kind: bool) -> None:
         fresh = not kind_images.lb_standin_current(engine, base_image.Recipe().tag)
         built.append(("kind load balancer", kind_images.build_lb_standin(engine, say=say),
                       time.monotonic() - started if fresh else 0.0))
+        started = time.monotonic()
+        fresh = not kind_images.iperf3_current(engine, base_image.Recipe().tag)
+        built.append(("iperf3 pod", kind_images.build_iperf3(engine, say=say), time.monotonic() - started if fresh else 0.0))
     for what, tag, took in built:
         console.print(f"{what} {tag}: " + (f"built in {took:.0f}s" if took else "present (cached by recipe)"))
 
@@ -113,6 +116,8 @@ def images_status() -> None:
         "kind's base files + Debian containerd + toolchain binaries and images (--kind)")
     row("kind load balancer", kind_images.LB_IMAGE, kind_images.lb_standin_current(engine, recipe.tag),
         "HAProxy stand-in for kind's Envoy (--kind)")
+    row("iperf3 pod", kind_images.iperf3_tag(recipe.tag), kind_images.iperf3_current(engine, recipe.tag),
+        "iperf3 and its libraries from the node base image (--kind; the bandwidth suite on kind)")
     console.print(table)
     if not present:
         errors.print("an image is missing; fix: quorum images build")

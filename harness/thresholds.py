@@ -41,6 +41,8 @@ BANDWIDTH_TOLERANCE = 0.10
 
 # ANCHORS: Typhoon quotes 5 Gbps pod-to-pod on t3.small; hosts on one machine must do at least that.
 HOST_TO_HOST_FLOOR_GBIT = 5.0
+# The same quote is for pod-to-pod, which is what the kind suite measures (pod veth, node, CNI route, node, pod).
+POD_TO_POD_FLOOR_GBIT = 5.0
 
 
 def restart_budget_s(topology: Topology, component: Component) -> float:

@@ -24,12 +24,13 @@ from harness.backends import netns
 from harness.docker.engine import DOCKER_CLIENT, Engine, client
 from harness.errors import ClusterError
 from harness.kind import node_image
-from harness.kind.images import build_lb_standin
+from harness.kind.images import build_iperf3, build_lb_standin
 from harness.shell import run
 from harness.state import RunState
 from harness.toolchain.install import Toolchain
 
 CREATE_TIMEOUT_S = 900
+LOAD_TIMEOUT_S = 300
 KIND_LABEL = "io.x-k8s.kind.cluster"  # kind labels every container of a cluster with its name
 
 
@@ -104,6 +105,7 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
         say(f"built {image} in {took:.0f}s")
     if shape.control_planes > 1:
         build_lb_standin(engine, say=say)
+    pod_images = [build_iperf3(engine, say=say)]
     network = create_network(engine, state, subnet)
     run_dir = Path(state.run_dir)
     config = run_dir / "kind.yaml"
@@ -126,7 +128,23 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
         raise ClusterError(f"kind create cluster failed:\n{(result.stdout + result.stderr).strip()[-2500:]}",
                            f"the whole output is in {run_dir / 'kind-create.log'}; the nodes stay for "
                            "inspection until quorum down")
+    load_images(toolchain, network, cluster_name(state.run_id), pod_images, say)
     return kubeconfig
+
+
+def load_images(toolchain: Toolchain, network: str, name: str, images: list[str], say=lambda _: None) -> None:
+    """kind's own `kind load docker-image` into every node's containerd, so the pods Quorum's scenarios start
+    (iperf3) never pull (there is no registry)."""
+    say(f"kind load docker-image {' '.join(images)}")
+    command = [str(toolchain.path("kind")), "load", "docker-image", *images, "--name", name]
+    try:
+        result = subprocess.run(command, env=_kind_env(network), capture_output=True, text=True, timeout=LOAD_TIMEOUT_S)
+    except subprocess.TimeoutExpired as error:
+        raise ClusterError(f"kind load docker-image did not finish within {LOAD_TIMEOUT_S} s",
+                           "docker exec <node> ctr --namespace=k8s.io images list shows what arrived") from error
+    if result.returncode != 0:
+        raise ClusterError(f"kind load docker-image {' '.join(images)} failed: {(result.stdout + result.stderr)[-1500:]}",
+                           "quorum images build --kind, then quorum down and up again")
 
 
 def teardown(state: RunState) -> list[str]:

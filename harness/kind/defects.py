@@ -36,4 +36,10 @@ def apply(cluster) -> list[str]:
         balancer = f"{cluster.kind_name}-external-load-balancer"
         cluster.replace_file(balancer, LB_CDS, without_health_checks(client().container.execute(balancer, ["cat", LB_CDS])))
         done.append("load balancer without health checks")
+    if cluster.topology.defects.worker_link_mbit:
+        rate = cluster.topology.defects.worker_link_mbit
+        for node in cluster.nodes("worker"):
+            cluster.exec(node, ["tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", f"{rate}mbit",
+                                "burst", "512kb", "latency", "50ms"])
+        done.append(f"every worker's link throttled to {rate} Mbit/s")
     return done

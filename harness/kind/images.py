@@ -32,6 +32,20 @@ def lb_standin_current(engine: Engine, base_tag: str) -> bool:
     return labels.get(STANDIN_LABEL) == f"haproxy-{_lb_digest(base_tag)}"
 
 
+def _build(engine: Engine, tag: str, what: str, dockerfile: str, files: dict[str, Path] | None = None) -> None:
+    """docker build of `dockerfile` with `files` (name in the context: source) beside it."""
+    with tempfile.TemporaryDirectory(prefix="quorum-image-") as context:
+        for name, source in (files or {}).items():
+            shutil.copy(source, Path(context) / name)
+            (Path(context) / name).chmod(0o755)
+        (Path(context) / "Dockerfile").write_text(dockerfile)
+        try:
+            engine.client.legacy_build(context, tags=[tag])
+        except DockerException as error:
+            raise ImageBuildError(f"building {what} failed: {error}",
+                                  "check the engine (docker info), then quorum images build --kind") from error
+
+
 def build_lb_standin(engine: Engine, say=lambda _: None) -> str:
     """The HAProxy stand-in for kind's Envoy load balancer (harness/kind/lb_standin.py), tagged as kind
     expects; rebuilt only when the base image or the script changed."""
@@ -39,18 +53,42 @@ def build_lb_standin(engine: Engine, say=lambda _: None) -> str:
     if lb_standin_current(engine, base_tag):
         return LB_IMAGE
     say(f"building {LB_IMAGE} (HAProxy stand-in) from {base_tag}")
-    with tempfile.TemporaryDirectory(prefix="quorum-lb-standin-") as context:
-        shutil.copy(STANDIN_SCRIPT, Path(context) / "envoy")
-        (Path(context) / "envoy").chmod(0o755)
-        (Path(context) / "Dockerfile").write_text(
-            f"FROM {base_tag}\n"
-            "COPY envoy /usr/local/bin/envoy\n"
-            "RUN mkdir -p /home/envoy\n"
-            f'LABEL {STANDIN_LABEL}="haproxy-{_lb_digest(base_tag)}"\n'
-        )
-        try:
-            engine.client.legacy_build(context, tags=[LB_IMAGE])
-        except DockerException as error:
-            raise ImageBuildError(f"building the load balancer stand-in failed: {error}",
-                                  "check the engine (docker info), then quorum images build") from error
+    _build(engine, LB_IMAGE, "the load balancer stand-in",
+           f"FROM {base_tag}\n"
+           "COPY envoy /usr/local/bin/envoy\n"
+           "RUN mkdir -p /home/envoy\n"
+           f'LABEL {STANDIN_LABEL}="haproxy-{_lb_digest(base_tag)}"\n',
+           {"envoy": STANDIN_SCRIPT})
     return LB_IMAGE
+
+
+# iperf3 for pods (the bandwidth suite on kind): Debian's binary and exactly the libraries ldd names, copied out
+# of the node base image into an image of their own (a few MiB, loaded into every worker's containerd).
+# /tmp is there because iperf3 keeps each stream's buffer in a temporary file.
+IPERF3_REPOSITORY = "quorum.local/iperf3"
+IPERF3_RECIPE = """FROM {base} AS tools
+RUN mkdir -p /out/tmp /out/etc && chmod 1777 /out/tmp && cp /etc/ld.so.cache /out/etc/ \\
+ && for f in /usr/bin/iperf3 $(ldd /usr/bin/iperf3 | grep -o '/[^ ]*'); do cp --parents -L "$f" /out; done
+FROM scratch
+COPY --from=tools /out/ /
+ENTRYPOINT ["/usr/bin/iperf3"]
+"""
+
+
+def iperf3_tag(base_tag: str) -> str:
+    """The iperf3 image's tag: a hash of the base image's tag and the recipe, so either change rebuilds it."""
+    return f"{IPERF3_REPOSITORY}:{hashlib.sha256((base_tag + IPERF3_RECIPE).encode()).hexdigest()[:12]}"
+
+
+def iperf3_current(engine: Engine, base_tag: str) -> bool:
+    return engine.client.image.exists(iperf3_tag(base_tag))
+
+
+def build_iperf3(engine: Engine, say=lambda _: None) -> str:
+    """The iperf3 pod image; built only when missing (its tag is its recipe's hash)."""
+    base_tag, _ = base_image.build(engine, say=say)
+    tag = iperf3_tag(base_tag)
+    if not engine.client.image.exists(tag):
+        say(f"building {tag} (iperf3 for pods) from {base_tag}")
+        _build(engine, tag, "the iperf3 pod image", IPERF3_RECIPE.format(base=base_tag))
+    return tag

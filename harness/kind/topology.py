@@ -26,6 +26,8 @@ class KindDefects(Strict):
         False, description="the control-plane manifests say restartPolicy: Never: an exited static pod stays down")
     lb_without_health_checks: bool = Field(
         False, description="kind's load balancer keeps sending requests to apiservers that are down")
+    worker_link_mbit: int | None = Field(
+        None, ge=1, le=100_000, description="every worker's link is throttled to this rate (tbf on its eth0)")
 
 
 class KindTopology(Strict):

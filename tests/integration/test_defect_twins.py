@@ -34,6 +34,8 @@ CASES = [
     ("kind-lb-no-health-check", "scenarios/static_pods/test_static_pods.py", "corrupted or partitioned",
      "[availability: fail]"),
     ("kind-kubelet-disabled", "scenarios/static_pods/test_static_pods.py", "power", "[recovery: fail]"),
+    ("kind-slow-pod-network", "scenarios/bandwidth/test_pod_bandwidth.py", "pod_to_pod",
+     "pod-to-pod below 5.0 Gbit/s"),
 ]
 
 

@@ -1,9 +1,9 @@
 """A kind cluster built offline: `quorum up --backend kind clusters/kind.yaml` makes the node image from local
 parts (harness/kind/node_image.py) and runs kind's own `kind create cluster` with three control planes behind
 its load balancer (the HAProxy stand-in) and two workers, on a Quorum-owned network; the control plane runs as
-static pods, Quorum's CNI makes every node Ready and routes pods between nodes, the static-pod suite passes on
-it (CI's kind smoke run; its broken twins are in test_defect_twins.py), a paused node is frozen until healed,
-and `down` leaves nothing behind."""
+static pods, Quorum's CNI makes every node Ready and routes pods between nodes, the kind suites (static pods,
+pod-to-pod bandwidth) pass on it (CI's kind smoke run; their broken twins are in test_defect_twins.py), a paused
+node is frozen until healed, and `down` leaves nothing behind."""
 
 import http.client
 import ipaddress
@@ -131,15 +131,17 @@ def test_a_pod_on_one_worker_is_reached_from_the_other(kind_cluster):
     assert "Connection refused" in answer, f"{source} -> pod {ip} on {target}: {answer!r}"
 
 
-def test_the_static_pod_suite_passes_on_this_cluster(kind_cluster, tmp_path):
+def test_the_kind_suites_pass_on_this_cluster(kind_cluster, tmp_path):
+    """Pod-to-pod bandwidth first: the static-pod suite ends with a power loss of the control plane."""
     state, topology = kind_cluster.state, kind_cluster.topology
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "scenarios/static_pods", "--backend=kind", f"--topology={topology}",
+        [sys.executable, "-m", "pytest", "scenarios/bandwidth/test_pod_bandwidth.py", "scenarios/static_pods",
+         "--backend=kind", f"--topology={topology}",
          "--keep-cluster", f"--run-dir={state.run_dir}", f"--history-dir={tmp_path / 'histories'}",
          "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
         cwd=ROOT, capture_output=True, text=True, timeout=900)
     output = result.stdout + result.stderr
-    assert result.returncode == 0 and "4 passed" in output.splitlines()[-1], output[-4000:]
+    assert result.returncode == 0 and "5 passed" in output.splitlines()[-1], output[-4000:]
     assert (Path(state.run_dir) / "state.json").exists(), "--keep-cluster: the session reused this cluster"
 
 

@@ -2,6 +2,7 @@
 manifest corruption, the recovery and durability checkers, the derived bounds, and which scenarios each
 backend runs."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from harness.faults.base import Nemesis
 from harness.faults.kind_node import KindNodePartition, KindNodePause
 from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill, corrupted
 from harness.history import History
+from harness.kind.pod_bandwidth import PodBandwidthError, parse_iperf3
 from harness.kind.topology import is_kind_topology, load_kind_topology
 from harness.thresholds import (KIND_LB_DETECTION_S, kind_manifest_restore_s, kind_partition_recovery_s,
                                 kind_power_loss_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
@@ -47,6 +49,8 @@ def test_the_shipped_kind_topologies_load_and_say_what_they_are():
     assert load_kind_topology(ROOT / "clusters/defects/kind-kubelet-disabled.yaml").defects.kubelet_disabled_at_boot
     assert load_kind_topology(ROOT / "clusters/defects/kind-lb-no-health-check.yaml").defects.lb_without_health_checks
     assert load_kind_topology(ROOT / "clusters/defects/kind-restart-never.yaml").defects.static_pods_restart_never
+    slow = load_kind_topology(ROOT / "clusters/defects/kind-slow-pod-network.yaml")
+    assert slow.defects.worker_link_mbit == 1000 and slow.kind.workers == 2 and default.defects.worker_link_mbit is None
     assert is_kind_topology(ROOT / "clusters" / "kind.yaml") and not is_kind_topology(ROOT / "clusters" / "ha3.yaml")
 
 
@@ -232,3 +236,31 @@ def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_other_su
     on_kind = _collect("scenarios/conformance", "scenarios/self_healing", "--backend", "kind")
     assert " skipped" in on_kind and "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
     assert "not on --backend kind" in on_kind
+
+
+def test_the_bandwidth_suite_runs_pod_to_pod_on_kind_and_host_to_host_elsewhere():
+    off_kind = _collect("scenarios/bandwidth", "-k", "pod_to_pod")
+    assert "1 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
+    on_kind = _collect("scenarios/bandwidth", "-k", "not pod_to_pod", "--backend", "kind")
+    assert "3 skipped" in on_kind and "not on --backend kind" in on_kind, on_kind[-1500:]
+    assert "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
+
+
+# ---- pod-to-pod bandwidth: what iperf3 -J printed (captured from the locally built iperf3 image) ----------
+
+DATA = Path(__file__).with_name("data")
+
+
+def test_iperf3_json_gives_what_the_receiver_got_and_the_retransmits():
+    gbit, retransmits = parse_iperf3((DATA / "iperf3-client.json").read_text())
+    assert round(gbit, 3) == 19.540 and retransmits == 14
+
+
+@pytest.mark.parametrize("output, says", [
+    ((DATA / "iperf3-refused.json").read_text(), "iperf3: unable to connect to server: Connection refused"),
+    ("exec /usr/bin/iperf3: no such file", "iperf3 printed no JSON"),
+    ('{"start": {}, "end": {}}', "no received total"),
+])
+def test_an_iperf3_run_without_a_result_is_an_error_that_says_why(output, says):
+    with pytest.raises(PodBandwidthError, match=re.escape(says)):
+        parse_iperf3(output)
