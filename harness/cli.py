@@ -83,13 +83,11 @@ def images_build(with_kind: bool) -> None:
         from harness.kind import node_image
 
         built.append(("kind node", *node_image.build(engine, say=say)))
-        started = time.monotonic()
-        fresh = not kind_images.lb_standin_current(engine, base_image.Recipe().tag)
-        built.append(("kind load balancer", kind_images.build_lb_standin(engine, say=say),
-                      time.monotonic() - started if fresh else 0.0))
-        started = time.monotonic()
-        fresh = not kind_images.iperf3_current(engine, base_image.Recipe().tag)
-        built.append(("iperf3 pod", kind_images.build_iperf3(engine, say=say), time.monotonic() - started if fresh else 0.0))
+        base_tag = base_image.Recipe().tag
+        for what, current, build in (("kind load balancer", kind_images.lb_standin_current, kind_images.build_lb_standin),
+                                     ("iperf3 pod", kind_images.iperf3_current, kind_images.build_iperf3)):
+            started, fresh = time.monotonic(), not current(engine, base_tag)
+            built.append((what, build(engine, say=say), time.monotonic() - started if fresh else 0.0))
     for what, tag, took in built:
         console.print(f"{what} {tag}: " + (f"built in {took:.0f}s" if took else "present (cached by recipe)"))
 

@@ -71,11 +71,23 @@ def cluster_name(run_id: str) -> str:
     return f"quorum-{run_id}"
 
 
-def _kind_env(network: str) -> dict[str, str]:
+def _kind(toolchain: Toolchain, network: str, args: list[str], timeout_s: float, log: Path, fix: str) -> None:
+    """Run `kind <args>` on the run's network, its output written to `log`; a ClusterError with `fix` when it
+    fails or outlasts `timeout_s`."""
+    what = f"kind {' '.join(args[:2])}"
     # kind runs `docker` from PATH: Debian's client, the one that matches the engine Quorum starts
-    client_dir = tempfile.mkdtemp(prefix="quorum-kind-path-")
-    os.symlink(DOCKER_CLIENT, Path(client_dir) / "docker")
-    return {**os.environ, "KIND_EXPERIMENTAL_DOCKER_NETWORK": network, "PATH": f"{client_dir}:{os.environ['PATH']}"}
+    with tempfile.TemporaryDirectory(prefix="quorum-kind-path-") as client_dir:
+        os.symlink(DOCKER_CLIENT, Path(client_dir) / "docker")
+        env = {**os.environ, "KIND_EXPERIMENTAL_DOCKER_NETWORK": network, "PATH": f"{client_dir}:{os.environ['PATH']}"}
+        try:
+            result = subprocess.run([str(toolchain.path("kind")), *args], env=env, capture_output=True, text=True,
+                                    timeout=timeout_s)
+        except subprocess.TimeoutExpired as error:
+            raise ClusterError(f"{what} did not finish within {timeout_s:.0f} s", fix) from error
+    log.write_text(result.stdout + result.stderr)
+    if result.returncode != 0:
+        raise ClusterError(f"{what} failed:\n{(result.stdout + result.stderr).strip()[-2500:]}",
+                           f"the whole output is in {log}; {fix}")
 
 
 def create_network(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network) -> str:
@@ -114,37 +126,19 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
     kubeconfig.touch(mode=0o600)
     say(f"kind create cluster {cluster_name(state.run_id)}: {shape.control_planes} control planes, "
         f"{shape.workers} workers")
-    command = [str(toolchain.path("kind")), "create", "cluster", "--name", cluster_name(state.run_id),
-               "--image", image, "--config", str(config), "--kubeconfig", str(kubeconfig), "--retain"]
     try:
-        result = subprocess.run(command, env=_kind_env(network), capture_output=True, text=True,
-                                timeout=CREATE_TIMEOUT_S)
-    except subprocess.TimeoutExpired as error:
-        raise ClusterError(f"kind create cluster did not finish within {CREATE_TIMEOUT_S} s",
-                           "docker logs <node> shows where the node stopped") from error
-    (run_dir / "kind-create.log").write_text(result.stdout + result.stderr)
-    kubeconfig.chmod(0o600)
-    if result.returncode != 0:
-        raise ClusterError(f"kind create cluster failed:\n{(result.stdout + result.stderr).strip()[-2500:]}",
-                           f"the whole output is in {run_dir / 'kind-create.log'}; the nodes stay for "
-                           "inspection until quorum down")
-    load_images(toolchain, network, cluster_name(state.run_id), pod_images, say)
+        _kind(toolchain, network, ["create", "cluster", "--name", cluster_name(state.run_id), "--image", image,
+                                   "--config", str(config), "--kubeconfig", str(kubeconfig), "--retain"],
+              CREATE_TIMEOUT_S, run_dir / "kind-create.log", "docker logs <node> shows where a node stopped "
+              "(`quorum up` removes the nodes; the log stays in the run directory)")
+    finally:
+        kubeconfig.chmod(0o600)
+    # kind's own `kind load docker-image` into every node's containerd, so the pods Quorum's scenarios start
+    # (iperf3) never pull: there is no registry
+    say(f"kind load docker-image {' '.join(pod_images)}")
+    _kind(toolchain, network, ["load", "docker-image", *pod_images, "--name", cluster_name(state.run_id)],
+          LOAD_TIMEOUT_S, run_dir / "kind-load.log", "quorum images build --kind, then quorum up again")
     return kubeconfig
-
-
-def load_images(toolchain: Toolchain, network: str, name: str, images: list[str], say=lambda _: None) -> None:
-    """kind's own `kind load docker-image` into every node's containerd, so the pods Quorum's scenarios start
-    (iperf3) never pull (there is no registry)."""
-    say(f"kind load docker-image {' '.join(images)}")
-    command = [str(toolchain.path("kind")), "load", "docker-image", *images, "--name", name]
-    try:
-        result = subprocess.run(command, env=_kind_env(network), capture_output=True, text=True, timeout=LOAD_TIMEOUT_S)
-    except subprocess.TimeoutExpired as error:
-        raise ClusterError(f"kind load docker-image did not finish within {LOAD_TIMEOUT_S} s",
-                           "docker exec <node> ctr --namespace=k8s.io images list shows what arrived") from error
-    if result.returncode != 0:
-        raise ClusterError(f"kind load docker-image {' '.join(images)} failed: {(result.stdout + result.stderr)[-1500:]}",
-                           "quorum images build --kind, then quorum down and up again")
 
 
 def teardown(state: RunState) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harness.errors import TopologyError
 from harness.topology import Network, Strict, read_topology_file, validated
@@ -37,6 +37,13 @@ class KindTopology(Strict):
     network: Network
     kind: KindNodes = KindNodes()
     defects: KindDefects = KindDefects()
+
+    @model_validator(mode="after")
+    def _throttled_workers_exist(self) -> "KindTopology":
+        if self.defects.worker_link_mbit and not self.kind.workers:
+            raise ValueError("defects.worker_link_mbit throttles the workers' links, but kind.workers is 0: "
+                             "add workers or drop the defect")
+        return self
 
 
 def is_kind_topology(path: str | Path) -> bool:

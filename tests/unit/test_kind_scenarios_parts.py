@@ -54,6 +54,16 @@ def test_the_shipped_kind_topologies_load_and_say_what_they_are():
     assert is_kind_topology(ROOT / "clusters" / "kind.yaml") and not is_kind_topology(ROOT / "clusters" / "ha3.yaml")
 
 
+def test_a_throttled_link_defect_without_workers_is_refused_with_the_fix(tmp_path):
+    twin = tmp_path / "slow.yaml"
+    data = yaml.safe_load((ROOT / "clusters/defects/kind-slow-pod-network.yaml").read_text())
+    data["kind"]["workers"] = 0
+    twin.write_text(yaml.safe_dump(data))
+    with pytest.raises(TopologyError) as error:
+        load_kind_topology(twin)
+    assert "kind.workers is 0" in error.value.problem and "edit" in error.value.fix
+
+
 def test_a_process_topology_given_to_kind_is_refused_with_the_fix():
     with pytest.raises(TopologyError) as error:
         load_kind_topology(ROOT / "clusters" / "ha3.yaml")
