@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -201,11 +202,26 @@ def _explain_failure(run_dir: Path, specs: list[ComponentSpec], lines: int = 6) 
         log = run_dir / "logs" / f"{spec.id}.log"
         if not log.exists():
             continue
-        text = log.read_text(errors="replace").splitlines()
-        bad = [line for line in text if any(w in line.lower() for w in ("error", "fatal", "failed", "unknown flag", "panic"))]
+        bad = error_lines(log.read_text(errors="replace"), lines)
         if bad:
-            parts.append(f"  {spec.id}:\n" + "\n".join(f"    {line[:300]}" for line in bad[-lines:]))
+            parts.append(f"  {spec.id}:\n" + "\n".join(f"    {line[:300]}" for line in bad))
     return "component logs:\n" + "\n".join(parts) if parts else ""
+
+
+ERROR_WORDS = ("error", "fatal", "failed", "unknown flag", "panic", "[alert]")
+
+
+def error_lines(log: str, limit: int) -> list[str]:
+    """The last `limit` distinct lines of a log that look like errors. A component restarted by its keeper
+    repeats the same lines with other pids and times; counting each once keeps the cause (often the first
+    line of each attempt) from being pushed out by the summary lines after it."""
+    latest: dict[str, str] = {}
+    for line in log.splitlines():
+        if any(word in line.lower() for word in ERROR_WORDS):
+            key = re.sub(r"\d+", "#", line)
+            latest.pop(key, None)  # re-insert: dict order becomes order of last occurrence
+            latest[key] = line
+    return list(latest.values())[-limit:]
 
 
 # ---- teardown -----------------------------------------------------------------------------------

@@ -87,7 +87,10 @@ def test_stop_keeps_the_component_down_until_heal(ha3, nemesis):
 
 
 def test_the_lb_marks_a_stopped_apiserver_down_in_time_and_up_again_after_heal(ha3, nemesis):
-    assert ha3.lb_server_states() == {"c1": "UP", "c2": "UP", "c3": "UP"}
+    # a cluster just up serves /readyz through the LB before the LB has seen `rise` checks pass on every
+    # apiserver: wait for all three (this test once ran first and saw c3 "DOWN 1/2")
+    wait(lambda: ha3.lb_server_states() == {"c1": "UP", "c2": "UP", "c3": "UP"}, timeout=30,
+         what="the LB to mark every apiserver UP")
     with nemesis.fault(Stop(component="kube-apiserver@c2")):
         wait_lb_marks_down(ha3, nemesis.history, "c2", timeout_s=2 * lb_detection_s(ha3.topology))
         verdict = lb_detection(nemesis.history, server="c2", max_s=lb_detection_s(ha3.topology) + 0.5)

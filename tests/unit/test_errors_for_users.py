@@ -59,3 +59,30 @@ def test_node_faults_are_refused_off_the_docker_backend_with_the_reason():
 
     reason = NodeKill(host="c1").unavailable(SimpleNamespace(state=SimpleNamespace(backend="process")))
     assert reason and "docker backend" in reason
+
+
+# HAProxy restarted three times by its keeper with a socket path it refuses (CI of 2026-11-23): the cause
+# is the first ALERT of each attempt, the two summary lines after it used to fill the whole excerpt.
+HAPROXY_RESTARTED = "".join(
+    f"[NOTICE]   ({pid}) : haproxy version is 2.6.12-1+deb12u4\n"
+    f"[ALERT]    ({pid}) : config : parsing [haproxy.cfg:5] : 'stats socket' : socket path '/tmp/x/lb.sock' "
+    "too long (max 97)\n"
+    f"[ALERT]    ({pid}) : config : Error(s) found in configuration file : haproxy.cfg\n"
+    f"[ALERT]    ({pid}) : config : Fatal errors found in configuration.\n"
+    for pid in (13602, 13611, 13613))
+
+
+def test_a_failed_start_shows_the_cause_once_not_its_repeated_summary():
+    lines = process.error_lines(HAPROXY_RESTARTED, limit=6)
+    assert [line.split(" : ", 2)[-1] for line in lines] == [
+        "parsing [haproxy.cfg:5] : 'stats socket' : socket path '/tmp/x/lb.sock' too long (max 97)",
+        "Error(s) found in configuration file : haproxy.cfg",
+        "Fatal errors found in configuration."]
+    assert "(13613)" in lines[0]  # the latest attempt's line is the one kept
+
+
+def test_a_failed_start_keeps_only_the_latest_error_lines():
+    kinds = ["pods", "nodes", "leases", "csinodes", "services"]
+    log = "\n".join(f"E1123 15:39:2{i}.03 13457 reflector.go:205 failed to list {kind}\nI1123 watching {kind}"
+                    for i, kind in enumerate(kinds))
+    assert [line.rsplit(" ", 1)[-1] for line in process.error_lines(log, limit=3)] == ["leases", "csinodes", "services"]

@@ -1,13 +1,21 @@
 """Reading HAProxy's `show stat` answer from a unix socket (a recorded HAProxy 2.6 answer served by a
 socket server here; the integration tests read the real HAProxy's)."""
 
+import shutil
 import socket
+import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 
 from harness.errors import ClusterError
-from harness.lbstate import check_socket_path, is_down, server_states
+from harness.components import haproxy
+from harness.components.base import Layout
+from harness.lbstate import MAX_SOCKET_PATH, check_socket_path, is_down, server_states
+from harness.topology import load_topology
+
+CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
 
 # HAProxy 2.6 `show stat`, trimmed to the leading columns (the parser reads columns by name)
 SHOW_STAT = (
@@ -61,3 +69,38 @@ def test_a_missing_socket_says_what_to_check(tmp_path):
 def test_a_socket_path_too_long_for_unix_sockets_is_refused_with_the_fix(tmp_path):
     with pytest.raises(ClusterError, match="shorter --run-dir"):
         check_socket_path(tmp_path / ("x" * 120) / "haproxy.sock")
+
+
+def test_a_socket_path_haproxy_would_refuse_is_refused_before_anything_starts(tmp_path):
+    base = tmp_path / "r"
+    name = "x" * (MAX_SOCKET_PATH - len(str(base)) - 1)
+    assert len(str(check_socket_path(base / name)).encode()) == MAX_SOCKET_PATH
+    with pytest.raises(ClusterError, match=f"more than the {MAX_SOCKET_PATH} HAProxy allows"):
+        check_socket_path(base / (name + "x"))
+
+
+def haproxy_accepts_socket(haproxy: str, path: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    cfg = tmp_path / "h.cfg"
+    cfg.write_text(f"global\n  stats socket {path} mode 600 level user\ndefaults\n  mode tcp\n  timeout connect 1s\n"
+                   "  timeout client 1s\n  timeout server 1s\nfrontend f\n  bind 127.0.0.1:6443\n")  # -c parses, binds nothing
+    return subprocess.run([haproxy, "-c", "-f", str(cfg)], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (quorum toolchain install)")
+def test_the_socket_limit_is_the_one_the_installed_haproxy_enforces(tmp_path):
+    base = tmp_path / "r"
+    base.mkdir()
+    longest = base / ("x" * (MAX_SOCKET_PATH - len(str(base)) - 1))
+    accepted = haproxy_accepts_socket(shutil.which("haproxy"), longest, tmp_path)
+    assert accepted.returncode == 0, accepted.stderr
+    refused = haproxy_accepts_socket(shutil.which("haproxy"), Path(f"{longest}x"), tmp_path)
+    assert refused.returncode != 0 and f"too long (max {MAX_SOCKET_PATH})" in refused.stderr
+
+
+def test_the_admin_socket_of_a_run_directory_as_deep_as_pytests_fits():
+    topology = load_topology(CLUSTERS / "ha3-1000.yaml")
+    # the run directory CI's main-job test used when HAProxy refused the socket path inside config/lb/
+    run_dir = Path("/tmp/pytest-of-root/pytest-1001/test_every_suite_passes_on_the0/run-ha3-1000")
+    layout = Layout(topology, run_dir, binary=lambda name: Path("/usr/sbin") / name)
+    socket_path = haproxy.admin_socket(layout, topology.load_balancer_host)
+    assert socket_path.parent == run_dir and len(str(socket_path)) <= MAX_SOCKET_PATH
