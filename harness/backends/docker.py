@@ -161,11 +161,11 @@ def leftovers() -> list[str]:
         return []
     docker = client()
     try:
-        for container in docker.container.list(all=True, filters={"label": LABEL}):
+        for container in docker.container.list(all=True, filters=[("label", LABEL)]):
             name = container.name  # before the removal: a stale attribute makes python-on-whales inspect again
             docker.container.remove(name, force=True)
             removed.append(f"container {name}")
-        for network in docker.network.list(filters={"label": LABEL}):
+        for network in docker.network.list(filters=[("label", LABEL)]):
             name = network.name
             docker.network.remove(name)
             removed.append(f"docker network {name}")
