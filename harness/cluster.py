@@ -166,8 +166,13 @@ class Cluster(RunHandle):
         holders = {}
         for name in LEASES.values():
             holder = self.api.lease_holder(name)
-            holders[name] = holder.host if holder else None
+            holders[name] = self.lease_host(holder.identity) if holder else None
         return holders
+
+    def lease_host(self, identity: str) -> str:
+        """The topology host of a lease holder: identities are '<hostname>_<uuid>', and the supervisor names
+        each host's UTS namespace after it."""
+        return identity.split("_", 1)[0]
 
     def kubectl(self, *args: str, timeout: float = 30.0) -> str:
         return run([str(self.layout.binary("kubectl")), f"--kubeconfig={self.admin_kubeconfig}", *args], timeout=timeout)

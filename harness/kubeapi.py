@@ -24,11 +24,6 @@ class LeaseHolder:
     renew_time: str | None
     transitions: int
 
-    @property
-    def host(self) -> str:
-        """Leader identities are '<hostname>_<uuid>'; the supervisor names each host's UTS namespace."""
-        return self.identity.split("_", 1)[0]
-
 
 class ApiClient:
     def __init__(self, endpoint: str, ca: str, client: Pair) -> None:

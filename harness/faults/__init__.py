@@ -6,9 +6,9 @@ from harness.faults.etcd import LoseQuorumForGood, RemoveMember
 from harness.faults.kind_node import KindNodePartition, KindNodePause
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.process import Kill, ModifyFlags, Pause, Stop
-from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill
+from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill, kill_component
 
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
            "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "StaticPodKill", "ManifestCorruption",
-           "KindNodesRestart", "KindNodePause", "KindNodePartition"]
+           "KindNodesRestart", "KindNodePause", "KindNodePartition", "kill_component"]

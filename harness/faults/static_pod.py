@@ -16,7 +16,19 @@ from python_on_whales.exceptions import DockerException
 from harness.docker.engine import client
 from harness.errors import FaultError
 from harness.faults.base import Fault
+from harness.faults.process import Kill
 from harness.kind.handle import MANIFESTS, STATIC_PODS
+
+
+COMM_LENGTH = 15  # TASK_COMM_LEN - 1: how much of a process name pkill can match (proc(5))
+
+
+def kill_component(cluster, component: str, host: str) -> Fault:
+    """SIGKILL a control-plane component wherever it runs: the process Quorum's supervisor keeps on the process
+    and docker backends, the kubelet's static pod on kind. Bringing it back is the cluster's own job either way."""
+    if cluster.state.backend == "kind":
+        return StaticPodKill(node=host, component=component)
+    return Kill(component=f"{component}@{host}")
 
 
 def needs_kind(cluster) -> str | None:
@@ -55,8 +67,9 @@ class StaticPodKill(StaticPodFault):
     name = "static-pod-kill"
 
     def act(self, cluster) -> None:
-        # the node's pid namespace holds every container's processes; -x matches the exact process name
-        cluster.exec(self.node, ["pkill", "-KILL", "-x", self.component])
+        # the node's pid namespace holds every container's processes; -x matches the exact process name, which
+        # the kernel keeps to 15 characters (kube-controller-manager is "kube-controller" in /proc/PID/comm)
+        cluster.exec(self.node, ["pkill", "-KILL", "-x", self.component[:COMM_LENGTH]])
 
     def undo(self, cluster) -> None:
         """Nothing to put back: bringing the container back is the kubelet's job, and what the scenario judges."""

@@ -199,12 +199,17 @@ class KindCluster(RunHandle):
         return (found or {}).get("data", {}).get("value")
 
     def lease_holders(self) -> dict[str, str | None]:
-        """Lease name -> node holding it (kubeadm's identities are '<node>_<uuid>'), None if unheld."""
+        """Lease name -> node holding it, None if unheld."""
         holders = {}
         for name in LEASES:
             holder = self.api.lease_holder(name)
-            holders[name] = holder.host.removeprefix(f"{self.kind_name}-") if holder else None
+            holders[name] = self.lease_host(holder.identity) if holder else None
         return holders
+
+    def lease_host(self, identity: str) -> str:
+        """The short node name ('control-plane2') of a lease holder: kubeadm's identities are
+        '<node container>_<uuid>', and node containers are named '<kind cluster>-<short name>'."""
+        return identity.split("_", 1)[0].removeprefix(f"{self.kind_name}-")
 
     def static_pods_ready(self) -> dict[str, bool]:
         """'<component>@<node>' -> whether the kubelet reports that static pod's mirror pod Ready."""

@@ -9,7 +9,7 @@ import yaml
 from pydantic import Field, model_validator
 
 from harness.errors import TopologyError
-from harness.topology import Network, Strict, read_topology_file, validated
+from harness.topology import LeaderElection, Network, Strict, read_topology_file, validated
 
 
 class KindNodes(Strict):
@@ -37,6 +37,12 @@ class KindTopology(Strict):
     network: Network
     kind: KindNodes = KindNodes()
     defects: KindDefects = KindDefects()
+
+    @property
+    def leader_election(self) -> LeaderElection:
+        """kubeadm runs kube-controller-manager and kube-scheduler with --leader-elect=true and no timing flags,
+        and Quorum adds none: the upstream defaults (15/10/2 s) that the failover bounds derive from."""
+        return LeaderElection()
 
     @model_validator(mode="after")
     def _throttled_workers_exist(self) -> "KindTopology":

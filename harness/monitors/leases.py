@@ -8,6 +8,9 @@ the poll that saw it, so a failover is timed to within one period.
 
 A holder is an identity: for a lease "<host>_<uuid>" (a restarted process on the same host is a new
 holder), for etcd the member name. Events carry `holder` (identity) and `host`.
+
+On kind only the leases are watched, through kind's load balancer: etcd is kubeadm's static pods there, and
+Quorum holds no client certificate for it.
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ class LeaderWatcher:
         self._last_t: dict[str, float] = {}
         self._names: dict[int, str] = {}
         self.samples: dict[str, int] = {}  # polls done per source, for the sampling benchmark
-        self._clients = [cluster.api] + [cluster.apiserver(h.name) for h in cluster.topology.controllers]
+        self.watches_etcd = cluster.state.backend != "kind"
+        self._clients = [cluster.api] + ([cluster.apiserver(h.name) for h in cluster.topology.controllers]
+                                         if self.watches_etcd else [])
 
     # ---- recording -----------------------------------------------------------------------------
 
@@ -56,7 +61,7 @@ class LeaderWatcher:
             # a subject's events in the order they were judged, or the record could put a stale "no leader" last
             t = max(t, self._last_t.get(subject, t) + 1e-6)
             self._last_t[subject] = t
-        host = holder.split("_", 1)[0] if holder else None
+        host = (self.cluster.lease_host(holder) if subject != "etcd" else holder) if holder else None
         self.history.event("leader", t=t, subject=subject, holder=holder, host=host, **attrs)
 
     def _poll_leases(self) -> None:
@@ -116,8 +121,10 @@ class LeaderWatcher:
 
     def start(self) -> "LeaderWatcher":
         self.cluster.ensure_local()
-        self._names = self.cluster.etcd.members(timeout=1.0)
-        targets = [(self._poll_leases, ())] + [(self._poll_member, (url,)) for url in self.cluster.etcd_urls]
+        targets = [(self._poll_leases, ())]
+        if self.watches_etcd:
+            self._names = self.cluster.etcd.members(timeout=1.0)
+            targets += [(self._poll_member, (url,)) for url in self.cluster.etcd_urls]
         for function, args in targets:
             thread = threading.Thread(target=self._bounded, args=(function, args), daemon=True, name="leases")
             thread.start()
@@ -134,7 +141,8 @@ class LeaderWatcher:
         """Every subject has an answer: one LIST answers for every lease (a missing lease is an answer); etcd
         answers with a named leader that a majority of members report."""
         with self._lock:
-            return all(subject in self.current for subject in LEASES.values()) and bool(self.current.get("etcd"))
+            return (all(subject in self.current for subject in LEASES.values())
+                    and (bool(self.current.get("etcd")) or not self.watches_etcd))
 
     def _bounded(self, function, args) -> None:
         timer = threading.Timer(self.max_s, self._stop.set)
@@ -157,8 +165,10 @@ class LeaderWatcher:
     # ---- queries for scenarios -----------------------------------------------------------------
 
     def holder(self, subject: str, timeout: float = 10.0) -> str:
-        """The host of the current holder (waiting up to `timeout` for one to be observed)."""
-        return self.identity(subject, timeout).split("_", 1)[0]
+        """The host of the current holder (waiting up to `timeout` for one to be observed): a topology host,
+        or on kind a node's short name."""
+        identity = self.identity(subject, timeout)
+        return identity if subject == "etcd" else self.cluster.lease_host(identity)
 
     def identity(self, subject: str, timeout: float = 10.0) -> str:
         """The current holder's identity (waiting up to `timeout` for one to be observed)."""

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from harness.checkers import exclusive_leadership, failover_time, restart_accounting
-from harness.faults import Kill, ModifyFlags, Pause
+from harness.faults import Kill, ModifyFlags, Pause, kill_component
 from harness.scenario import explain_all, judge
 from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S, leader_failover_max_s, leader_give_up_max_s
 
@@ -15,16 +15,17 @@ LEASED = ["kube-controller-manager", "kube-scheduler"]
 
 
 @pytest.mark.destructive
+@pytest.mark.any_backend
 @pytest.mark.parametrize("lease", LEASED)
 def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases, history, lease):
-    """SIGKILL the process holding the lease. Another identity (a standby on another controller, or the
-    restarted process) holds it within lease-duration + retry-period + margin (ANCHORS, with the margin
-    for client-go's retry jitter: lease + 4.4 x retry + 0.5 s, see harness/thresholds.py). The killed
-    process cannot release its lease, so the lease must expire first."""
+    """SIGKILL the process holding the lease (on kind: the static pod's, in its node). Another identity (a
+    standby on another controller, or the restarted process) holds it within lease-duration + retry-period +
+    margin (ANCHORS, with the margin for client-go's retry jitter: lease + 4.4 x retry + 0.5 s, see
+    harness/thresholds.py). The killed process cannot release its lease, so the lease must expire first."""
     bound = leader_failover_max_s(cluster.topology)
     leader = leases.holder(lease)
     old = leases.identity(lease)
-    with nemesis.fault(Kill(component=f"{lease}@{leader}")):
+    with nemesis.fault(kill_component(cluster, lease, leader)):
         leases.wait_for_new_holder(lease, old, timeout=bound + 5)
     verdict = failover_time(history, subject=lease, max_s=bound)
     judge(history, verdict, figures={"lease": lease, "bound_s": bound})

@@ -131,17 +131,29 @@ def test_a_pod_on_one_worker_is_reached_from_the_other(kind_cluster):
     assert "Connection refused" in answer, f"{source} -> pod {ip} on {target}: {answer!r}"
 
 
+def test_kubeadm_runs_leader_election_with_the_upstream_timings(kind_cluster):
+    """KindTopology.leader_election (the failover bounds on kind) says 15/10/2 s because no flag changes them."""
+    cluster = KindCluster(Path(kind_cluster.state.run_dir))
+    for node in cluster.nodes("control-plane"):
+        for component in ("kube-controller-manager", "kube-scheduler"):
+            manifest = cluster.exec(node, ["cat", f"/etc/kubernetes/manifests/{component}.yaml"])
+            assert "--leader-elect=true" in manifest, f"{component} on {node}"
+            assert "--leader-elect-" not in manifest.replace("--leader-elect=true", ""), f"{component} on {node}"
+    assert cluster.topology.leader_election.lease_duration_s == 15.0
+
+
 def test_the_kind_suites_pass_on_this_cluster(kind_cluster, tmp_path):
-    """Pod-to-pod bandwidth first: the static-pod suite ends with a power loss of the control plane."""
+    """Pod-to-pod bandwidth and leader election first: the static-pod suite ends with a power loss of the
+    control plane."""
     state, topology = kind_cluster.state, kind_cluster.topology
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "scenarios/bandwidth/test_pod_bandwidth.py", "scenarios/static_pods",
-         "--backend=kind", f"--topology={topology}",
+        [sys.executable, "-m", "pytest", "scenarios/bandwidth/test_pod_bandwidth.py", "scenarios/leader_election",
+         "scenarios/static_pods", "--backend=kind", f"--topology={topology}",
          "--keep-cluster", f"--run-dir={state.run_dir}", f"--history-dir={tmp_path / 'histories'}",
          "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
         cwd=ROOT, capture_output=True, text=True, timeout=900)
     output = result.stdout + result.stderr
-    assert result.returncode == 0 and "5 passed" in output.splitlines()[-1], output[-4000:]
+    assert result.returncode == 0 and "7 passed" in output.splitlines()[-1], output[-4000:]
     assert (Path(state.run_dir) / "state.json").exists(), "--keep-cluster: the session reused this cluster"
 
 

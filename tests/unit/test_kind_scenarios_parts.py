@@ -248,6 +248,16 @@ def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_other_su
     assert "not on --backend kind" in on_kind
 
 
+def test_the_killed_leader_failover_runs_on_kind_too_and_the_other_leader_scenarios_say_why_not():
+    # --setup-plan evaluates the skip marks without bringing a cluster up: planned tests are those that would run
+    plan = _collect("scenarios/leader_election", "--backend", "kind", "--setup-plan")
+    assert "3 skipped" in plan and "not on --backend kind" in plan, plan[-1500:]
+    planned = {line.split()[0] for line in plan.splitlines() if line.strip().startswith("scenarios/")}
+    assert planned == {"scenarios/leader_election/test_leader_election.py::"
+                       f"test_a_standby_takes_over_when_the_leader_is_killed[{lease}]"
+                       for lease in ("kube-controller-manager", "kube-scheduler")}, plan[-1500:]
+
+
 def test_the_bandwidth_suite_runs_pod_to_pod_on_kind_and_host_to_host_elsewhere():
     off_kind = _collect("scenarios/bandwidth", "-k", "pod_to_pod")
     assert "1 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]

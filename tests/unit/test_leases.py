@@ -3,6 +3,7 @@ always has a "before" to time a failover from (CI on docker once judged "no lead
 
 import itertools
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from harness.cluster import LEASES
 from harness.etcdapi import MemberStatus
@@ -13,17 +14,22 @@ URLS = ["https://10.0.0.1:2379", "https://10.0.0.2:2379", "https://10.0.0.3:2379
 MEMBER_IDS = {url: i + 1 for i, url in enumerate(URLS)}
 
 
+@dataclass
 class LeaseList:
-    status_code = 200
+    prefix: str  # the holders' host part
+    status_code: int = 200
 
     def json(self) -> dict:
-        return {"items": [{"metadata": {"name": name}, "spec": {"holderIdentity": f"c1_{name}"}}
+        return {"items": [{"metadata": {"name": name}, "spec": {"holderIdentity": f"{self.prefix}_{name}"}}
                           for name in LEASES.values()]}
 
 
+@dataclass
 class Apiserver:
+    holder_host: str = "c1"
+
     def get(self, path: str, timeout: float) -> LeaseList:
-        return LeaseList()
+        return LeaseList(self.holder_host)
 
 
 class SlowToAgreeEtcd:
@@ -52,6 +58,8 @@ class Topology:
 
 
 class FakeCluster:
+    state = SimpleNamespace(backend="process")
+
     def __init__(self, etcd: SlowToAgreeEtcd) -> None:
         self.etcd = etcd
         self.etcd_urls = URLS
@@ -60,6 +68,22 @@ class FakeCluster:
 
     def ensure_local(self) -> None:
         pass
+
+    def lease_host(self, identity: str) -> str:
+        return identity.split("_", 1)[0]
+
+
+class FakeKindCluster:
+    """kind: leases through kind's load balancer only, and no etcd client (asking it for one fails the test)."""
+
+    state = SimpleNamespace(backend="kind")
+    api = Apiserver(holder_host="qk-1-control-plane2")
+
+    def ensure_local(self) -> None:
+        pass
+
+    def lease_host(self, identity: str) -> str:
+        return identity.split("_", 1)[0].removeprefix("qk-1-")
 
 
 def test_start_waits_for_a_named_etcd_leader():
@@ -103,3 +127,15 @@ def test_a_later_judgement_stamped_earlier_stays_last_in_the_record():
     events = history.events_of("leader", subject="etcd")
     assert [e.get("holder") for e in events] == [None, "c2"]
     assert events[-1].t >= 1.2
+
+
+def test_on_kind_only_the_leases_are_watched_and_holders_are_short_node_names():
+    history = History()
+    watcher = LeaderWatcher(FakeKindCluster(), history, period=0.02).start()
+    try:
+        assert not watcher.watches_etcd and "etcd" not in watcher.current
+        assert watcher.holder("kube-scheduler") == "control-plane2"
+        assert watcher.identity("kube-scheduler") == "qk-1-control-plane2_kube-scheduler"
+        assert {e.get("host") for e in history.events_of("leader")} == {"control-plane2"}
+    finally:
+        watcher.stop()
