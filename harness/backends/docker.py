@@ -65,20 +65,17 @@ class ContainerHosts:
 
     def create(self, topology: Topology, say=lambda _: None) -> None:
         subnet = topology.network.subnet
-        overlaps = netns.overlapping_routes(subnet)
-        if overlaps:
-            raise ClusterError(f"subnet {subnet} is already in use on this machine: {'; '.join(overlaps)}",
-                               "take the other cluster down (`quorum down --all`), or set network.subnet to a free /24")
         image, took = base_image.build(self.engine, say=say)
         if took:
             say(f"built {image} in {took:.0f}s")
         self.image = image
         name, bridge = network_name(self.state.run_id), bridge_name(self.state.run_id)
-        self.state.record("docker_network", name)
-        self.state.record("bridge", bridge)
-        self.docker.network.create(name, driver="bridge", subnet=str(subnet), gateway=str(bridge_address(subnet)),
-                                   labels={LABEL: self.state.run_id},
-                                   options=[f"com.docker.network.bridge.name={bridge}"])
+        with netns.claim_subnet(subnet):
+            self.state.record("docker_network", name)
+            self.state.record("bridge", bridge)
+            self.docker.network.create(name, driver="bridge", subnet=str(subnet), gateway=str(bridge_address(subnet)),
+                                       labels={LABEL: self.state.run_id},
+                                       options=[f"com.docker.network.bridge.name={bridge}"])
         rule = egress_rule(self.state.run_id)
         self.state.record("iptables", rule)
         run(["iptables", "-w", "-I", rule[0], "1", *rule[1:]])  # traffic inside the bridge: Docker's own ACCEPT rule

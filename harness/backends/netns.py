@@ -4,6 +4,9 @@
 - An unreachable route for the whole Quorum range (metric 4096) catches traffic if the bridge is gone,
   so it fails at once on this machine instead of leaving through the default gateway.
 - `create` refuses a subnet that overlaps an existing route or address.
+- Claiming a subnet (overlap check, guard route, the bridge with its address) and removing the guard when no
+  Quorum bridge is left happen under one machine-wide lock, so runs side by side cannot race: without it, one
+  run's teardown could remove the guard between another run adding it and creating its bridge.
 - Bridge traffic is accepted explicitly in FORWARD (Docker sets the policy to DROP); the rules carry a
   comment with the run id and are removed on teardown.
 - `assert_local` checks that `ip route get` names the bridge before the harness sends traffic.
@@ -12,10 +15,13 @@ Every object is recorded in the run state *before* it is created, so teardown af
 
 from __future__ import annotations
 
+import fcntl
 import ipaddress
 import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from harness.errors import ClusterError
 from harness.shell import CommandError, run
@@ -25,6 +31,7 @@ PREFIX_NETNS = "qrm-"
 PREFIX_BRIDGE = "qb-"
 PREFIX_VETH = "qv-"
 GUARD_METRIC = "4096"
+NETWORK_LOCK = Path("/run/lock/quorum-network.lock")  # tmpfs: gone at reboot; flock ends with its holder
 
 
 def bridge_name(run_id: str) -> str:
@@ -88,6 +95,40 @@ def remove_guard_route() -> None:
         run(["ip", "route", "del", "unreachable", str(QUORUM_RANGE), "metric", GUARD_METRIC], check=False)
 
 
+@contextmanager
+def network_lock() -> Iterator[None]:
+    """Machine-wide: one run at a time claims a subnet or decides the guard route is unused."""
+    NETWORK_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with NETWORK_LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def claim_subnet(subnet: ipaddress.IPv4Network) -> Iterator[None]:
+    """Refuse a subnet in use, add the guard route, and let the caller create its bridge (with an address in
+    `subnet`) before any other run may check or claim: the bridge is what keeps the guard in place."""
+    with network_lock():
+        overlaps = overlapping_routes(subnet)
+        if overlaps:
+            raise ClusterError(
+                f"subnet {subnet} is already in use on this machine: {'; '.join(overlaps)}",
+                "take the other cluster down (`quorum down --all`), or set network.subnet to a free /24 in 10.213.0.0/16",
+            )
+        add_guard_route()
+        yield
+
+
+def remove_guard_route_if_unused() -> None:
+    """The guard goes with the last Quorum bridge (process, docker and kind runs all name theirs qb-)."""
+    with network_lock():
+        if not quorum_bridges():
+            remove_guard_route()
+
+
 def quorum_bridges() -> list[str]:
     links = json.loads(run(["ip", "-j", "link", "show", "type", "bridge"]) or "[]")
     return [link["ifname"] for link in links if link["ifname"].startswith(PREFIX_BRIDGE)]
@@ -131,24 +172,15 @@ class RunNetwork:
         self.bridge = bridge_name(run_id)
         self.record = record
 
-    def preflight(self) -> None:
+    def create(self, hosts: list[tuple[str, ipaddress.IPv4Address]], link_rate_mbit: float | None = None) -> None:
         if link_exists(self.bridge):
             raise ClusterError(f"bridge {self.bridge} already exists", "quorum down --all removes leftovers of old runs")
-        overlaps = overlapping_routes(self.subnet)
-        if overlaps:
-            raise ClusterError(
-                f"subnet {self.subnet} is already in use on this machine: {'; '.join(overlaps)}",
-                "take the other cluster down (`quorum down --all`), or set network.subnet to a free /24 in 10.213.0.0/16",
-            )
-
-    def create(self, hosts: list[tuple[str, ipaddress.IPv4Address]], link_rate_mbit: float | None = None) -> None:
-        self.preflight()
-        self.record("guard_route", True)
-        add_guard_route()
-        self.record("bridge", self.bridge)
-        run(["ip", "link", "add", self.bridge, "type", "bridge"])
-        run(["ip", "addr", "add", f"{bridge_address(self.subnet)}/{self.subnet.prefixlen}", "dev", self.bridge])
-        run(["ip", "link", "set", self.bridge, "up"])
+        with claim_subnet(self.subnet):
+            self.record("guard_route", True)
+            self.record("bridge", self.bridge)
+            run(["ip", "link", "add", self.bridge, "type", "bridge"])
+            run(["ip", "addr", "add", f"{bridge_address(self.subnet)}/{self.subnet.prefixlen}", "dev", self.bridge])
+            run(["ip", "link", "set", self.bridge, "up"])
         for rule in forward_rules(self.run_id):
             self.record("iptables", rule)
             run(["iptables", "-w", "-I", rule[0], "1", *rule[1:]])
@@ -192,8 +224,7 @@ def teardown(run_id: str, *, netns: list[str], veths: list[str], bridge: str | N
     if bridge and link_exists(bridge):
         run(["ip", "link", "del", bridge], check=False)
         removed.append(f"bridge {bridge}")
-    if not quorum_bridges():
-        remove_guard_route()
+    remove_guard_route_if_unused()
     return removed
 
 

@@ -347,8 +347,7 @@ def down_all() -> list[str]:
     for bridge in [n for n in names if n.startswith(netns.PREFIX_BRIDGE)]:
         run(["ip", "link", "del", bridge], check=False)
         removed.append(f"bridge {bridge}")
-    if not netns.quorum_bridges():
-        netns.remove_guard_route()
+    netns.remove_guard_route_if_unused()
     return removed
 
 

@@ -16,19 +16,10 @@ from python_on_whales.exceptions import DockerException
 from harness.docker.engine import client
 from harness.errors import FaultError
 from harness.faults.base import Fault
-from harness.faults.process import Kill
 from harness.kind.handle import MANIFESTS, STATIC_PODS
 
 
 COMM_LENGTH = 15  # TASK_COMM_LEN - 1: how much of a process name pkill can match (proc(5))
-
-
-def kill_component(cluster, component: str, host: str) -> Fault:
-    """SIGKILL a control-plane component wherever it runs: the process Quorum's supervisor keeps on the process
-    and docker backends, the kubelet's static pod on kind. Bringing it back is the cluster's own job either way."""
-    if cluster.state.backend == "kind":
-        return StaticPodKill(node=host, component=component)
-    return Kill(component=f"{component}@{host}")
 
 
 def needs_kind(cluster) -> str | None:

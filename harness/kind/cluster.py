@@ -91,17 +91,14 @@ def _kind(toolchain: Toolchain, network: str, args: list[str], timeout_s: float,
 
 
 def create_network(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network) -> str:
-    overlaps = netns.overlapping_routes(subnet)
-    if overlaps:
-        raise ClusterError(f"subnet {subnet} is already in use on this machine: {'; '.join(overlaps)}",
-                           "take the other cluster down (`quorum down --all`), or pick a free /24 in 10.213.0.0/16")
     name, bridge = docker_backend.network_name(state.run_id), docker_backend.bridge_name(state.run_id)
-    state.record("docker_network", name)
-    state.record("bridge", bridge)
-    engine.client.network.create(name, driver="bridge", subnet=str(subnet), gateway=str(next(subnet.hosts())),
-                                 labels={docker_backend.LABEL: state.run_id},
-                                 options=[f"com.docker.network.bridge.name={bridge}",
-                                          "com.docker.network.bridge.enable_ip_masquerade=false"])
+    with netns.claim_subnet(subnet):
+        state.record("docker_network", name)
+        state.record("bridge", bridge)
+        engine.client.network.create(name, driver="bridge", subnet=str(subnet), gateway=str(next(subnet.hosts())),
+                                     labels={docker_backend.LABEL: state.run_id},
+                                     options=[f"com.docker.network.bridge.name={bridge}",
+                                              "com.docker.network.bridge.enable_ip_masquerade=false"])
     rule = docker_backend.egress_rule(state.run_id)
     state.record("iptables", rule)
     run(["iptables", "-w", "-I", rule[0], "1", *rule[1:]])

@@ -96,12 +96,14 @@ def test_a_component_that_exits_during_start_up_fails_up_with_its_log_lines(tmp_
     topology = tmp_path / "broken.yaml"
     topology.write_text((CLUSTERS / "single.yaml").read_text().replace("subnet: 10.213.1.0/24", "subnet: 10.213.9.0/24")
                         + "apiserver:\n  extra_flags: {--no-such-flag: 'x'}\nrestart:\n  kube-apiserver: {policy: never}\n")
-    before = quorum_leftovers()
+    said = []
     with pytest.raises(ClusterError) as info:
-        process.up(topology, tmp_path / "run", timeout_s=60)
+        process.up(topology, tmp_path / "run", say=said.append, timeout_s=60)
     assert "kube-apiserver@c1 exited during start-up" in info.value.problem
     assert "unknown flag: --no-such-flag" in info.value.problem
-    assert quorum_leftovers() == before  # torn down: nothing of the failed run remains
+    run_id = said[0].split()[1].rstrip(":")  # "run <id>: PKI"
+    assert quorum_leftovers(run_id) == []  # torn down: nothing of the failed run remains
+    assert not run(["pgrep", "-f", f"qrm-{run_id}"], check=False).strip()
     assert not (tmp_path / "run" / "state.json").exists()
 
 
@@ -132,3 +134,40 @@ def test_down_all_removes_a_crashed_run(tmp_path):
         time.sleep(0.2)
     assert quorum_leftovers(run_id) == []
     assert run(["pgrep", "-f", f"qrm-{run_id}"], check=False).strip() == ""
+
+
+def test_the_guard_route_stays_while_another_run_claims_its_subnet():
+    """A run's teardown removes the guard route when it sees no Quorum bridge. Another run adds the guard, then
+    creates its bridge: without the machine-wide lock the teardown could remove the guard in between, and that
+    run would go on without it. Here the claim holds its block open; the teardown's check must wait for it."""
+    import ipaddress
+    import threading
+
+    from harness.backends import netns
+
+    subnet, bridge = ipaddress.ip_network("10.213.248.0/24"), "qb-locktest"
+    claimed, checked = threading.Event(), threading.Event()
+
+    def claim():
+        with netns.claim_subnet(subnet):
+            claimed.set()
+            checked.wait(timeout=2)  # the other side's check runs now if nothing stops it
+            run(["ip", "link", "add", bridge, "type", "bridge"])
+
+    claimer = threading.Thread(target=claim)
+    claimer.start()
+    try:
+        assert claimed.wait(timeout=10)
+        teardown = threading.Thread(target=lambda: (netns.remove_guard_route_if_unused(), checked.set()))
+        teardown.start()
+        teardown.join(timeout=30)
+        claimer.join(timeout=30)
+        assert checked.is_set() and not claimer.is_alive()
+        assert netns.guard_route_present(), "the guard was removed while a run was creating its bridge"
+    finally:
+        checked.set()
+        claimer.join(timeout=30)
+        run(["ip", "link", "del", bridge], check=False)
+        netns.remove_guard_route_if_unused()
+    with netns.network_lock():  # what the lock guarantees, whatever other runs do meanwhile: a bridge has its guard
+        assert not netns.quorum_bridges() or netns.guard_route_present()

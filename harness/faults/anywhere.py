@@ -1,0 +1,15 @@
+"""Faults that name what to break the same way on every backend and pick the implementation for the cluster."""
+
+from __future__ import annotations
+
+from harness.faults.base import Fault
+from harness.faults.process import Kill
+from harness.faults.static_pod import StaticPodKill
+
+
+def kill_component(cluster, component: str, host: str) -> Fault:
+    """SIGKILL a control-plane component wherever it runs: the process Quorum's supervisor keeps on the process
+    and docker backends, the kubelet's static pod on kind. Bringing it back is the cluster's own job either way."""
+    if cluster.state.backend == "kind":
+        return StaticPodKill(node=host, component=component)
+    return Kill(component=f"{component}@{host}")
