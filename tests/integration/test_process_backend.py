@@ -1,14 +1,16 @@
 """Real clusters in network namespaces: brought up, checked from outside, torn down without a trace."""
 
 import errno
+import ipaddress
 import socket
 import stat
 import subprocess
+import threading
 import time
 
 import pytest
 
-from harness.backends import process
+from harness.backends import netns, process
 from harness.errors import ClusterError
 from harness.shell import run
 from tests.integration.conftest import CLUSTERS, running
@@ -140,11 +142,6 @@ def test_the_guard_route_stays_while_another_run_claims_its_subnet():
     """A run's teardown removes the guard route when it sees no Quorum bridge. Another run adds the guard, then
     creates its bridge: without the machine-wide lock the teardown could remove the guard in between, and that
     run would go on without it. Here the claim holds its block open; the teardown's check must wait for it."""
-    import ipaddress
-    import threading
-
-    from harness.backends import netns
-
     subnet, bridge = ipaddress.ip_network("10.213.248.0/24"), "qb-locktest"
     claimed, checked = threading.Event(), threading.Event()
 
