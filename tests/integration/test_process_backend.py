@@ -142,7 +142,7 @@ def test_the_guard_route_stays_while_another_run_claims_its_subnet():
     """A run's teardown removes the guard route when it sees no Quorum bridge. Another run adds the guard, then
     creates its bridge: without the machine-wide lock the teardown could remove the guard in between, and that
     run would go on without it. Here the claim holds its block open; the teardown's check must wait for it."""
-    subnet, bridge = ipaddress.ip_network("10.213.248.0/24"), "qb-locktest"
+    subnet, bridge = ipaddress.ip_network("10.213.199.0/24"), "qb-locktest"  # outside the spare /24s (200-249)
     claimed, checked = threading.Event(), threading.Event()
 
     def claim():
