@@ -60,3 +60,17 @@ def on_a_free_subnet(topology: Path, into: Path) -> Path:
     moved = into / topology.name
     moved.write_text(yaml.safe_dump(data, sort_keys=False))
     return moved
+
+
+# The docker lane (tests/conftest.py) runs beside the process lane, which holds ha3's and single's own subnets:
+# its copies of those topologies live here. No checked-in topology uses these /24s.
+DOCKER_LANE_SUBNETS = {"ha3.yaml": "10.213.13.0/24", "single.yaml": "10.213.11.0/24"}
+
+
+def in_docker_lane(topology: Path, into: Path) -> Path:
+    """A copy of a checked-in topology on the docker lane's subnet for it, written into `into`."""
+    data = yaml.safe_load(topology.read_text())
+    data["network"]["subnet"] = DOCKER_LANE_SUBNETS[topology.name]
+    copy = into / topology.name
+    copy.write_text(yaml.safe_dump(data, sort_keys=False))
+    return copy

@@ -12,12 +12,13 @@ from harness.docker.engine import RUNTIME_NAME, client, ensure_engine, missing_c
 from harness.faults import Nemesis, NodeDisconnect, NodeKill, NodePause, NodeRestart, PacketLoss
 from harness.history import History
 from harness.shell import run
-from tests.integration.conftest import CLUSTERS, running
+from tests.integration.conftest import CLUSTERS, in_docker_lane, running
 
 
 @pytest.fixture(scope="module")
 def ha3_docker(tmp_path_factory):
-    with running(CLUSTERS / "ha3.yaml", tmp_path_factory.mktemp("ha3-docker") / "run", backend="docker") as cluster:
+    base = tmp_path_factory.mktemp("ha3-docker")
+    with running(in_docker_lane(CLUSTERS / "ha3.yaml", base), base / "run", backend="docker") as cluster:
         yield cluster
 
 
@@ -85,7 +86,7 @@ def test_a_disconnected_node_is_unreachable_and_reconnected_on_heal(ha3_docker):
 
 def test_down_leaves_no_container_network_namespace_or_rule(tmp_path):
     run_dir = tmp_path / "run"
-    cluster = process.up(CLUSTERS / "single.yaml", run_dir, backend="docker")
+    cluster = process.up(in_docker_lane(CLUSTERS / "single.yaml", tmp_path), run_dir, backend="docker")
     run_id = cluster.run_id
     process.down(run_dir)
     docker = client()

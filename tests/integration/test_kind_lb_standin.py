@@ -14,7 +14,7 @@ from harness.docker.engine import ensure_engine
 from harness.faults import Nemesis, Stop
 from harness.history import History
 from harness.kind.images import LB_IMAGE, build_lb_standin
-from tests.integration.conftest import CLUSTERS, running
+from tests.integration.conftest import CLUSTERS, in_docker_lane, running
 
 # kind v0.33's GenerateBootstrapCommand (pkg/cluster/internal/loadbalancer/config.go), bootstrap file abridged
 BOOTSTRAP = ("mkdir -p /home/envoy && echo -en 'admin: {}' > /home/envoy/envoy.yaml"
@@ -46,7 +46,8 @@ def cds(hosts: list[str]) -> str:
 
 @pytest.fixture(scope="module")
 def ha3_docker(tmp_path_factory):
-    with running(CLUSTERS / "ha3.yaml", tmp_path_factory.mktemp("ha3-kind-lb") / "run", backend="docker") as cluster:
+    base = tmp_path_factory.mktemp("ha3-kind-lb")
+    with running(in_docker_lane(CLUSTERS / "ha3.yaml", base), base / "run", backend="docker") as cluster:
         yield cluster
 
 

@@ -10,10 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.conftest import CLUSTERS, in_docker_lane
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth", "conformance"}
-SMOKE = ("conformance or unknown-flag or leader_of_three or partitioned_leader or standby_takes_over "
-         "or (killed_component_comes_back and etcd) or host_to_host or bandwidth_limit_is_enforced")
+# Not host_to_host: its 5 Gbit/s floor judges iperf3's throughput, which the other lane of ./run.sh tests would
+# distort (tests/conftest.py); the enforced 100 Mbit/s limit is far below what a busy machine still carries.
+SMOKE = ("(conformance and not host_to_host) or unknown-flag or leader_of_three or partitioned_leader "
+         "or standby_takes_over or (killed_component_comes_back and etcd) or bandwidth_limit_is_enforced")
 
 
 @pytest.mark.timeout(1500)
@@ -21,6 +25,7 @@ def test_a_smoke_subset_of_every_suite_passes_on_the_docker_backend(tmp_path):
     junit = tmp_path / "junit.xml"
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "scenarios", "--backend", "docker", "-m", "not hollow_nodes", "-k", SMOKE,
+         f"--topology={in_docker_lane(CLUSTERS / 'ha3.yaml', tmp_path)}",
          f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}",
          "-p", "no:cacheprovider", "-q"],
         cwd=ROOT, capture_output=True, text=True, timeout=1400)

@@ -1,0 +1,50 @@
+"""The lanes of ./run.sh tests (tests/conftest.py): tests that share a cluster's subnet never run side by side."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import lane_of
+from tests.integration.test_defect_twins import CASES, CONFORMANCE, case_id
+
+ROOT = Path(__file__).resolve().parents[2]
+TWINS = "tests/integration/test_defect_twins.py"
+
+
+def twin_lanes() -> dict[str, set[str]]:
+    lanes: dict[str, set[str]] = {}
+    for twin, suite, _, _ in CASES:
+        lanes.setdefault(twin, set()).add(lane_of(f"{TWINS}::test_the_suite_fails_on_its_broken_twin[{case_id(twin, suite)}]"))
+    for twin in CONFORMANCE:
+        lanes.setdefault(twin, set()).add(lane_of(f"{TWINS}::test_each_conformance_check_fails_on_its_twin_and_only_there[{twin}]"))
+    return lanes
+
+
+def test_every_twins_tests_run_in_one_lane():
+    """A twin's topology has one subnet: two of its tests side by side would collide on it."""
+    split = {twin: lanes for twin, lanes in twin_lanes().items() if len(lanes) > 1}
+    assert not split, f"twins whose tests are in both lanes: {split}"
+
+
+def test_kind_and_docker_tests_share_the_docker_lane_and_the_load_twin_is_in_the_process_lane():
+    lanes = twin_lanes()
+    assert {lane for twin, twin_lane in lanes.items() if twin.startswith("kind-") for lane in twin_lane} == {"docker"}
+    load_twins = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
+    assert load_twins and all(lanes[twin] == {"process"} for twin in load_twins)
+    assert lane_of("tests/integration/test_kind_cluster.py::test_every_node_turns_ready_with_quorums_cni") == "docker"
+    assert lane_of("tests/integration/test_scenarios_on_ha3.py::test_x") == "process"
+
+
+@pytest.mark.parametrize("topology", ["ha3.yaml", "single.yaml"])
+def test_the_docker_lanes_copies_of_topologies_are_on_subnets_of_their_own(topology, tmp_path):
+    """The docker lane's ha3 and single run beside the process lane's, which hold the checked-in subnets."""
+    import yaml
+
+    from harness.topology import load_topology
+    from tests.integration.conftest import in_docker_lane
+
+    used = {yaml.safe_load(path.read_text())["network"]["subnet"]
+            for path in (ROOT / "clusters").rglob("*.yaml") if "network" in (yaml.safe_load(path.read_text()) or {})}
+    copy = in_docker_lane(ROOT / "clusters" / topology, tmp_path)
+    subnet = load_topology(copy).network.subnet
+    assert str(subnet) not in {str(s) for s in used}, f"{topology}'s docker-lane copy shares {subnet} with a checked-in topology"
