@@ -11,7 +11,7 @@ from harness.backends.netns import assert_local, host_link, netns_name
 from harness.components import ComponentSpec, Layout, specs_for
 from harness.components import etcd as etcd_component
 from harness.components import haproxy as haproxy_component
-from harness.etcdapi import EtcdClient
+from harness.etcdapi import EtcdClient, EtcdCredentials
 from harness.errors import ClusterError
 from harness.health import probe
 from harness.kubeapi import ApiClient
@@ -138,11 +138,27 @@ class Cluster(RunHandle):
     def etcd_urls(self) -> list[str]:
         return etcd_component.client_urls(self.topology)
 
+    @property
+    def etcd_host_names(self) -> list[str]:
+        """The hosts that run an etcd member."""
+        return [h.name for h in self.topology.etcd_hosts]
+
+    def etcd_url(self, host: str) -> str:
+        """The client URL of the etcd member on `host`."""
+        return etcd_component.client_url(self.topology, self.topology.host(host))
+
+    @property
+    def etcd_credentials(self) -> EtcdCredentials | None:
+        """The harness's etcd client certificate (None when the topology's etcd takes plain-text clients)."""
+        if not self.topology.etcd.tls:
+            return None
+        return EtcdCredentials(self.layout.pki.etcd_ca.cert, self.layout.pki.etcd_client("quorum-client"))
+
     @cached_property
     def etcd(self) -> EtcdClient:
-        pki, tls = self.layout.pki, self.topology.etcd.tls
-        return EtcdClient(self.etcd_urls, str(pki.etcd_ca.cert) if tls else None,
-                          pki.etcd_client("quorum-client") if tls else None)
+        credentials = self.etcd_credentials
+        return EtcdClient(self.etcd_urls, str(credentials.ca) if credentials else None,
+                          credentials.client if credentials else None)
 
     @property
     def admin_kubeconfig(self) -> Path:

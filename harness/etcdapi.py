@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
 
 import requests
 
@@ -23,9 +25,20 @@ class MemberStatus:
         return self.member_id == self.leader_id
 
 
+@dataclass(frozen=True)
+class EtcdCredentials:
+    """What a client needs for a TLS etcd: the CA that signed the members' certificates, and a client pair."""
+
+    ca: Path
+    client: Pair
+
+
 class EtcdClient:
-    def __init__(self, urls: list[str], ca: str | None, client: Pair | None) -> None:
+    def __init__(self, urls: list[str], ca: str | None, client: Pair | None,
+                 host_of: Callable[[str], str] = str) -> None:
+        """host_of: a member's name -> the host the harness knows it by (on kind: the node's short name)."""
         self.urls = urls
+        self.host_of = host_of
         self.session = session()
         self.session.verify = ca if ca else False
         if client is not None:
@@ -46,17 +59,17 @@ class EtcdClient:
                             int(header.get("revision", 0)), int(data.get("raftTerm", header.get("raft_term", 0))))
 
     def members(self, timeout: float = 2.0) -> dict[int, str]:
-        """member id -> name, from the first member that answers."""
+        """member id -> host (the member's name, through host_of), from the first member that answers."""
         for url in self.urls:
             try:
                 data = self.post(url, "/v3/cluster/member/list", {}, timeout)
             except (requests.RequestException, ValueError):
                 continue
-            return {int(m["ID"]): m.get("name", "") for m in data.get("members", [])}
+            return {int(m["ID"]): self.host_of(m.get("name", "")) for m in data.get("members", [])}
         return {}
 
     def leader(self, timeout: float = 1.0) -> str | None:
-        """Name of the member that the answering members agree is leader, or None."""
+        """Host of the member that the answering members agree is leader, or None."""
         ids = {s.leader_id for url in self.urls if (s := self.status(url, timeout)) and s.leader_id}
         if len(ids) != 1:
             return None

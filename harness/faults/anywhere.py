@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness.faults.base import Fault
-from harness.faults.process import Kill
-from harness.faults.static_pod import StaticPodKill
+from harness.faults.process import Kill, Stop
+from harness.faults.static_pod import StaticPodKill, StaticPodStop
 
 
 def kill_component(cluster, component: str, host: str) -> Fault:
@@ -13,3 +13,11 @@ def kill_component(cluster, component: str, host: str) -> Fault:
     if cluster.state.backend == "kind":
         return StaticPodKill(node=host, component=component)
     return Kill(component=f"{component}@{host}")
+
+
+def crash_and_keep_down(cluster, component: str, host: str) -> Fault:
+    """SIGKILL a control-plane component and keep it down until heal, wherever it runs: the supervisor holds its
+    process on the process and docker backends; on kind its manifest leaves the kubelet's manifest directory."""
+    if cluster.state.backend == "kind":
+        return StaticPodStop(node=host, component=component)
+    return Stop(component=f"{component}@{host}", signal="SIGKILL")

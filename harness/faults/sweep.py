@@ -2,7 +2,8 @@
 
 First the journal: every fault begun and not healed is reconstructed and healed. Then a sweep that needs
 no journal (a harness can die between acting and journaling only if the journal write itself failed):
-tagged iptables rules, shaping qdiscs, stopped processes, held or overridden components.
+tagged iptables rules, shaping qdiscs, stopped processes, held or overridden components; on kind, held
+static-pod manifests.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from harness.cluster import Cluster
 from harness.faults.base import heal_leftovers
 from harness.faults.network import remove_tagged_rules, restore_link
 from harness.faults.process import _signal, process_state, terminate
+from harness.faults.static_pod import put_back_held_manifests
 
 
 def sweep(cluster: Cluster) -> list[str]:
@@ -45,6 +47,6 @@ def sweep(cluster: Cluster) -> list[str]:
 
 def heal_cluster(cluster: Cluster) -> list[str]:
     healed = [f"healed {d}" for d in heal_leftovers(cluster)]
-    if cluster.state.backend == "kind":  # no Quorum-made rules, shaping or held components to sweep there
-        return healed
+    if cluster.state.backend == "kind":  # no Quorum-made rules, shaping or supervised components there
+        return healed + put_back_held_manifests(cluster)
     return healed + sweep(cluster)

@@ -22,6 +22,7 @@ from python_on_whales.exceptions import DockerException
 from harness.backends.netns import assert_local
 from harness.docker.engine import client
 from harness.errors import ClusterError
+from harness.etcdapi import EtcdClient, EtcdCredentials
 from harness.kind.cluster import KIND_LABEL, cluster_name
 from harness.kind.topology import KindTopology, load_kind_topology
 from harness.kubeapi import ApiClient
@@ -34,6 +35,11 @@ STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-schedu
 LEASES = ("kube-controller-manager", "kube-scheduler")
 MANIFESTS = "/etc/kubernetes/manifests"
 APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
+ETCD_CLIENT_PORT = 2379  # kubeadm's stacked etcd listens for clients on the node's address and on loopback
+# kubeadm's etcd CA, and the client pair it gives kube-apiserver (etcd has no auth: any client of its CA may write)
+ETCD_CREDENTIALS = {"etcd-ca.crt": "/etc/kubernetes/pki/etcd/ca.crt",
+                    "etcd-client.crt": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+                    "etcd-client.key": "/etc/kubernetes/pki/apiserver-etcd-client.key"}
 MARKER_PATH, MARKER = "/api/v1/namespaces/default/configmaps", "quorum-marker"
 
 
@@ -55,7 +61,8 @@ class KindCluster(RunHandle):
 
     def reload(self) -> "KindCluster":
         self.__init__(self.run_dir)  # type: ignore[misc]
-        self.__dict__.pop("api", None)
+        for cached in ("api", "etcd", "etcd_urls", "etcd_credentials"):
+            self.__dict__.pop(cached, None)
         return self
 
     @property
@@ -153,6 +160,47 @@ class KindCluster(RunHandle):
     def api_endpoint(self) -> str:
         return self.api.endpoint
 
+    # ---- etcd (kubeadm's stacked members, one per control-plane node) ------------------------------
+
+    @property
+    def etcd_host_names(self) -> list[str]:
+        return self.nodes("control-plane")
+
+    def etcd_url(self, node: str) -> str:
+        address = self.address(node)
+        if address is None:
+            raise ClusterError(f"kind node {node} has no address: its container is not running",
+                               "quorum status shows the nodes; quorum heal brings stopped ones back")
+        return f"https://{address}:{ETCD_CLIENT_PORT}"
+
+    @cached_property
+    def etcd_urls(self) -> list[str]:
+        """Cached: monitors ask on every poll, and a node keeps its address (KindNodesRestart sees to that)."""
+        return [self.etcd_url(node) for node in self.etcd_host_names]
+
+    @cached_property
+    def etcd_credentials(self) -> EtcdCredentials:
+        """kubeadm's etcd CA and kube-apiserver's etcd client pair, copied from the first control-plane node
+        into run_dir/pki (0600, like the admin credentials)."""
+        directory = self.run_dir / "pki"
+        directory.mkdir(mode=0o700, exist_ok=True)
+        node = self.etcd_host_names[0]
+        for name, source in ETCD_CREDENTIALS.items():
+            text = self.exec(node, ["cat", source])
+            if "-----BEGIN" not in text:
+                raise ClusterError(f"{source} in kind node {node} holds no PEM data",
+                                   "the node is not one kubeadm set up; quorum down and up again")
+            descriptor = os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(text)
+        return EtcdCredentials(directory / "etcd-ca.crt", Pair(directory / "etcd-client.crt", directory / "etcd-client.key"))
+
+    @cached_property
+    def etcd(self) -> EtcdClient:
+        """kubeadm names each member after its node; the harness knows nodes by their short names."""
+        credentials, prefix = self.etcd_credentials, f"{self.kind_name}-"
+        return EtcdClient(self.etcd_urls, str(credentials.ca), credentials.client, host_of=lambda name: name.removeprefix(prefix))
+
     def ensure_local(self) -> None:
         """The API endpoint is on loopback (kind publishes its load balancer there) or in this run's network."""
         host = urlparse(self.api_endpoint).hostname or ""
@@ -220,7 +268,8 @@ class KindCluster(RunHandle):
 
     def problems(self) -> list[str]:
         """What is unhealthy right now: /readyz through the LB or of any apiserver, any node not Ready, any
-        control-plane static pod not Ready, an unheld leader lease. Empty when healthy."""
+        control-plane static pod not Ready, an etcd member that does not answer, an unheld leader lease. Empty
+        when healthy."""
         if not self.api.ready():
             return ["/readyz via the load balancer"]
         found = []
@@ -234,5 +283,9 @@ class KindCluster(RunHandle):
         found += [f"kube-apiserver@{node} not ready (its own /readyz)" for node in self.nodes("control-plane")
                   if not self.apiserver_ready(node)]
         found += [f"static pod {pod} not Ready" for pod, ok in self.static_pods_ready().items() if not ok]
+        # an apiserver and its mirror pods can look ready while its node's etcd member is still on its way back
+        # (a held member returns 16-42 s after its manifest; StaticPodStop): the next scenario would start on two
+        found += [f"etcd member in {node} not answering" for node in self.nodes("control-plane")
+                  if self.address(node) and self.etcd.status(self.etcd_url(node), timeout=2.0) is None]
         found += [f"lease {name} unheld" for name, node in self.lease_holders().items() if node is None]
         return found

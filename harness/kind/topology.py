@@ -9,7 +9,7 @@ import yaml
 from pydantic import Field, model_validator
 
 from harness.errors import TopologyError
-from harness.topology import LeaderElection, Network, Strict, read_topology_file, validated
+from harness.topology import EtcdSettings, LeaderElection, Network, Strict, read_topology_file, validated
 
 
 class KindNodes(Strict):
@@ -43,6 +43,12 @@ class KindTopology(Strict):
         """kubeadm runs kube-controller-manager and kube-scheduler with --leader-elect=true and no timing flags,
         and Quorum adds none: the upstream defaults (15/10/2 s) that the failover bounds derive from."""
         return LeaderElection()
+
+    @property
+    def etcd(self) -> EtcdSettings:
+        """kubeadm's stacked etcd: TLS for clients and peers, and no --heartbeat-interval or --election-timeout,
+        so etcd's own defaults (100 ms, 1000 ms) that the etcd bounds derive from."""
+        return EtcdSettings()
 
     @model_validator(mode="after")
     def _throttled_workers_exist(self) -> "KindTopology":

@@ -22,11 +22,11 @@ from harness.monitors.base import Monitor
 
 def etcd_client(cluster: Cluster, url: str, timeout: float = 2.0):
     parsed = urlparse(url)
-    pki = cluster.layout.pki
-    if cluster.topology.etcd.tls:
-        client = pki.etcd_client("quorum-client")
-        return pyetcd.client(host=parsed.hostname, port=parsed.port, ca_cert=str(pki.etcd_ca.cert),
-                             cert_key=str(client.key), cert_cert=str(client.cert), timeout=timeout)
+    credentials = cluster.etcd_credentials
+    if credentials is not None:
+        return pyetcd.client(host=parsed.hostname, port=parsed.port, ca_cert=str(credentials.ca),
+                             cert_key=str(credentials.client.key), cert_cert=str(credentials.client.cert),
+                             timeout=timeout)
     return pyetcd.client(host=parsed.hostname, port=parsed.port, timeout=timeout)
 
 

@@ -9,8 +9,8 @@ the poll that saw it, so a failover is timed to within one period.
 A holder is an identity: for a lease "<host>_<uuid>" (a restarted process on the same host is a new
 holder), for etcd the member name. Events carry `holder` (identity) and `host`.
 
-On kind only the leases are watched, through kind's load balancer: etcd is kubeadm's static pods there, and
-Quorum holds no client certificate for it.
+On kind the leases are read through kind's load balancer only (Quorum holds no direct client of each apiserver
+there), and etcd with kubeadm's etcd client certificate; holders are named by the nodes' short names.
 """
 
 from __future__ import annotations
@@ -46,9 +46,8 @@ class LeaderWatcher:
         self._last_t: dict[str, float] = {}
         self._names: dict[int, str] = {}
         self.samples: dict[str, int] = {}  # polls done per source, for the sampling benchmark
-        self.watches_etcd = cluster.state.backend != "kind"
         self._clients = [cluster.api] + ([cluster.apiserver(h.name) for h in cluster.topology.controllers]
-                                         if self.watches_etcd else [])
+                                         if cluster.state.backend != "kind" else [])
 
     # ---- recording -----------------------------------------------------------------------------
 
@@ -121,10 +120,8 @@ class LeaderWatcher:
 
     def start(self) -> "LeaderWatcher":
         self.cluster.ensure_local()
-        targets = [(self._poll_leases, ())]
-        if self.watches_etcd:
-            self._names = self.cluster.etcd.members(timeout=1.0)
-            targets += [(self._poll_member, (url,)) for url in self.cluster.etcd_urls]
+        self._names = self.cluster.etcd.members(timeout=1.0)
+        targets = [(self._poll_leases, ()), *((self._poll_member, (url,)) for url in self.cluster.etcd_urls)]
         for function, args in targets:
             thread = threading.Thread(target=self._bounded, args=(function, args), daemon=True, name="leases")
             thread.start()
@@ -141,8 +138,7 @@ class LeaderWatcher:
         """Every subject has an answer: one LIST answers for every lease (a missing lease is an answer); etcd
         answers with a named leader that a majority of members report."""
         with self._lock:
-            return (all(subject in self.current for subject in LEASES.values())
-                    and (bool(self.current.get("etcd")) or not self.watches_etcd))
+            return all(subject in self.current for subject in LEASES.values()) and bool(self.current.get("etcd"))
 
     def _bounded(self, function, args) -> None:
         timer = threading.Timer(self.max_s, self._stop.set)

@@ -6,17 +6,13 @@ import pytest
 
 from harness.checkers import durability, failover_time, monotonicity, write_outage
 from harness.errors import FaultError
-from harness.faults import IsolateEtcdLeader, LoseQuorumForGood, RemoveMember, Stop
+from harness.faults import IsolateEtcdLeader, LoseQuorumForGood, RemoveMember, Stop, crash_and_keep_down
 from harness.faults.base import wait_for
 from harness.monitors.etcd_writer import etcd_client
 from harness.scenario import explain_all, judge
 from harness.thresholds import etcd_election_s, etcd_leader_change_max_s, etcd_write_outage_max_s
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
-
-
-def url_of(cluster, host):
-    return next(u for u in cluster.etcd_urls if f"//{cluster.topology.address_of(host)}:" in u)
 
 
 def converged(cluster, timeout_s=20.0):
@@ -35,7 +31,7 @@ def converged(cluster, timeout_s=20.0):
 def answered(cluster, host, operation, key):
     """One request straight to one member: "put", "get" (linearizable) or "stale-get" (serializable).
     True if the member answered it."""
-    client = etcd_client(cluster, url_of(cluster, host), timeout=WRITER_TIMEOUT_S)
+    client = etcd_client(cluster, cluster.etcd_url(host), timeout=WRITER_TIMEOUT_S)
     try:
         if operation == "put":
             client.put(key, "x")
@@ -60,15 +56,16 @@ def test_members_use_tls_on_peer_and_client_urls(cluster):
 
 
 @pytest.mark.destructive
+@pytest.mark.any_backend
 def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_writer, leases, history):
-    """Crash the etcd leader (SIGKILL) and keep it down (so the supervisor's restart cannot mask a lost quorum). The
-    others elect a new leader within about one election timeout (bound: 3 x election timeout + 0.5 s),
-    writes pause only for that election plus one client timeout, and no acknowledged write is lost. A
-    member count that cannot lose one member (2) fails here."""
+    """Crash the etcd leader (SIGKILL) and keep it down (so a restart by the supervisor, or on kind by the kubelet,
+    cannot mask a lost quorum). The others elect a new leader within about one election timeout (bound: 3 x
+    election timeout + 0.5 s), writes pause only for that election plus one client timeout, and no acknowledged
+    write is lost. A member count that cannot lose one member (2) fails here."""
     topology = cluster.topology
     leader = leases.holder("etcd")
     time.sleep(1.0)
-    with nemesis.fault(Stop(component=f"etcd@{leader}", signal="SIGKILL")):
+    with nemesis.fault(crash_and_keep_down(cluster, "etcd", leader)):
         time.sleep(etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S) + 3)
     etcd_writer.stop()
     verdicts = judge(
