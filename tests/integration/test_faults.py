@@ -96,6 +96,8 @@ def test_the_lb_marks_a_stopped_apiserver_down_in_time_and_up_again_after_heal(h
         verdict = lb_detection(nemesis.history, server="c2", max_s=lb_detection_s(ha3.topology) + 0.5)
         assert verdict.passed, verdict.explain()
         assert ha3.lb_server_states()["c1"] == "UP"
+        # the tests' cluster guard waits on problems(): it must name a backend the LB does not route to
+        assert "load balancer marks c2 DOWN" in ha3.problems()
     wait(lambda: ha3.lb_server_states()["c2"] == "UP", timeout=60, what="the LB to mark c2 UP again")
 
 
