@@ -4,7 +4,8 @@ its load balancer (the HAProxy stand-in) and two workers, on a Quorum-owned netw
 static pods, Quorum's CNI makes every node Ready and routes pods between nodes, the kind suites (leader
 election, etcd, static pods, pod-to-pod bandwidth) pass on it (CI's kind smoke run; their broken twins are in
 test_defect_twins.py), a paused node is frozen until healed, and `down` leaves nothing behind. Pod-to-pod
-bandwidth runs `alone` after the parallel lanes of ./run.sh tests (tests/conftest.py), on a cluster of its own."""
+bandwidth and the kind suites run `alone` after the parallel lanes of ./run.sh tests (tests/conftest.py), on a
+cluster of their own."""
 
 import http.client
 import ipaddress
@@ -197,6 +198,10 @@ def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str) -> st
     return output
 
 
+# the static-pod suite judges the API's availability through kind's LB (>= 99.5 %) while one of three apiservers
+# is away: beside the other lane, five kind nodes on two cores fell to 94.5 % (HTTP 500s and TLS EOFs from the
+# remaining apiservers), twice in CI-like runs; alone it is a verdict on the cluster, not on the machine
+@pytest.mark.alone
 def test_the_kind_suites_pass_on_this_cluster(kind_cluster, tmp_path):
     """Leader election and etcd first: the static-pod suite ends with a power loss of the control plane."""
     output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/leader_election", "scenarios/etcd",
