@@ -19,6 +19,7 @@ import fcntl
 import ipaddress
 import json
 import shlex
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,12 +96,28 @@ def remove_guard_route() -> None:
         run(["ip", "route", "del", "unreachable", str(QUORUM_RANGE), "metric", GUARD_METRIC], check=False)
 
 
+# a holder does a few `ip`/`iptables` calls or one `docker network create`: seconds. Waiting longer means that
+# holder hangs (a stuck Docker engine), and waiting forever would hang this run too, silently.
+NETWORK_LOCK_TIMEOUT_S = 120.0
+
+
 @contextmanager
-def network_lock() -> Iterator[None]:
+def network_lock(timeout_s: float = NETWORK_LOCK_TIMEOUT_S) -> Iterator[None]:
     """Machine-wide: one run at a time claims a subnet or decides the guard route is unused."""
     NETWORK_LOCK.parent.mkdir(parents=True, exist_ok=True)
     with NETWORK_LOCK.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ClusterError(
+                        f"another process has held Quorum's network lock ({NETWORK_LOCK}) for over {timeout_s:.0f} s",
+                        f"find it with `fuser -v {NETWORK_LOCK}` (a `quorum up` stuck on the Docker engine?) and stop it",
+                    ) from None
+                time.sleep(0.1)
         try:
             yield
         finally:

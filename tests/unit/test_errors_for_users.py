@@ -86,3 +86,19 @@ def test_a_failed_start_keeps_only_the_latest_error_lines():
     log = "\n".join(f"E1123 15:39:2{i}.03 13457 reflector.go:205 failed to list {kind}\nI1123 watching {kind}"
                     for i, kind in enumerate(kinds))
     assert [line.rsplit(" ", 1)[-1] for line in process.error_lines(log, limit=3)] == ["leases", "csinodes", "services"]
+
+
+def test_a_network_lock_held_too_long_is_an_error_that_says_how_to_find_the_holder(monkeypatch, tmp_path):
+    import fcntl
+
+    from harness.backends import netns
+
+    monkeypatch.setattr(netns, "NETWORK_LOCK", tmp_path / "network.lock")
+    with (tmp_path / "network.lock").open("a") as holder:  # another open file: flock conflicts as between processes
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with pytest.raises(ClusterError) as info:
+            with netns.network_lock(timeout_s=0.3):
+                pass
+    assert "held Quorum's network lock" in info.value.problem and "fuser -v" in info.value.fix
+    with netns.network_lock(timeout_s=0.3):  # released by its holder: taken at once
+        pass
