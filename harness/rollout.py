@@ -50,3 +50,16 @@ def rolling_flag_change(cluster: Cluster, nemesis: Nemesis, flags: dict[str, str
         result.changed.append(host)
         result.faults.append(fault)
     return result
+
+
+def roll_back(cluster: Cluster, nemesis: Nemesis, result: RolloutResult, *, ready_timeout_s: float) -> bool:
+    """Undo a rolling change the way it was made: one apiserver at a time, newest first, each ready again before
+    the next is touched. Whether every one was. (Healing all the changes at once restarts every apiserver
+    together: an outage through the LB, and the controller-manager and scheduler leaders, unable to renew,
+    exit about a renew deadline later, in the middle of whatever runs next; seen in CI.)"""
+    ready = True
+    for host, fault in reversed(list(zip(result.changed, result.faults))):
+        nemesis.heal(fault)
+        ready = _ready_within(cluster, host, ready_timeout_s) and ready
+    result.faults.clear()
+    return ready

@@ -8,7 +8,7 @@ import pytest
 from harness.checkers import availability, lb_detection
 from harness.monitors import ApiProber
 from harness.faults import ModifyFlags
-from harness.rollout import rolling_flag_change
+from harness.rollout import roll_back, rolling_flag_change
 from harness.scenario import explain_all, judge, wait_lb_marks_down
 from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, OBSERVATION_S, STARTUP_ALLOWANCE_S,
                                 lb_detection_s, lb_rise_s)
@@ -99,13 +99,18 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
 @pytest.mark.destructive
 def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster, nemesis, api_prober, history):
     """Roll a harmless flag change (--max-requests-inflight) across every apiserver, one at a time with the
-    readiness gate: it completes everywhere and the API stays >= 99.5 % available throughout (over at least
-    60 s: each restart costs the one request in flight on a connection pinned to that apiserver)."""
-    result = rolling_flag_change(cluster, nemesis, {"--max-requests-inflight": "300"},
-                                 ready_timeout_s=STARTUP_ALLOWANCE_S[Component.APISERVER])
+    readiness gate, then roll it back the same way: it completes everywhere, every apiserver is ready again
+    after the rollback, and the API stays >= 99.5 % available throughout (over at least 60 s: each restart
+    costs the one request in flight on a connection pinned to that apiserver)."""
+    ready_timeout_s = STARTUP_ALLOWANCE_S[Component.APISERVER]
+    result = rolling_flag_change(cluster, nemesis, {"--max-requests-inflight": "300"}, ready_timeout_s=ready_timeout_s)
+    changed = list(result.changed)
+    time.sleep(lb_rise_s(cluster.topology) + 1)
+    rolled_back = roll_back(cluster, nemesis, result, ready_timeout_s=ready_timeout_s)
     time.sleep(lb_rise_s(cluster.topology) + 1)
     observe_at_least(api_prober)
     verdicts = judge(history, availability(history, threshold_pct=AVAILABILITY_PCT),
-                     figures={"changed": result.changed})
-    assert result.completed and result.changed == [h.name for h in cluster.topology.controllers]
+                     figures={"changed": changed, "rolled_back": rolled_back})
+    assert result.completed and changed == [h.name for h in cluster.topology.controllers]
+    assert rolled_back, "an apiserver was not ready within its start-up allowance after the rollback"
     assert all(verdicts), explain_all(verdicts)
