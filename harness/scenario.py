@@ -12,6 +12,10 @@ from harness.topology import Component
 
 
 def first_host_running(cluster: Cluster, component: Component) -> str:
+    """The first host of the topology that runs `component`; on kind, the first control-plane node (each runs
+    the whole control plane as static pods)."""
+    if cluster.state.backend == "kind":
+        return cluster.nodes("control-plane")[0]  # type: ignore[attr-defined]
     for host in cluster.topology.hosts:
         if component in cluster.topology.components_on(host):
             return host.name
@@ -19,15 +23,24 @@ def first_host_running(cluster: Cluster, component: Component) -> str:
 
 
 def wait_healthy(cluster: Cluster, component_id: str, timeout_s: float) -> float | None:
-    """Seconds until the component's health probe passes, or None if it did not within timeout_s."""
+    """Seconds until the component ('<component>@<host>') passes its health check, or None if it did not within
+    timeout_s: the supervisor's process and its health probe; on kind, the static pod's own check in its node."""
     from harness.health import probe
 
-    spec = cluster.specs[component_id]
+    on_kind = cluster.state.backend == "kind"
+    component, node = component_id.split("@", 1)
+
+    def healthy() -> bool:
+        if on_kind:
+            return cluster.component_healthy(node, component)  # type: ignore[attr-defined]
+        return cluster.pid(component_id) is not None and probe(cluster.specs[component_id].health, 0.5)
+
+    interval_s = 0.5 if on_kind else 0.1  # on kind each check is a docker exec or a request into the node
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
-        if cluster.pid(component_id) is not None and probe(spec.health, 0.5):
+        if healthy():
             return time.monotonic() - start
-        time.sleep(0.1)
+        time.sleep(interval_s)
     return None
 
 

@@ -165,10 +165,16 @@ KIND_PARTITION_REJOIN_ALLOWANCE_S = 30.0
 KIND_NODE_REJOIN_ALLOWANCE_S = 120.0  # see kind_node_rejoin_s
 
 
-def static_pod_restart_budget_s() -> float:
-    """A killed control-plane static pod answers again: the kubelet notices the exit, may wait its first
-    crash back-off, and the component starts up (the apiserver's allowance, the longest)."""
-    return KUBELET_RELIST_S + KUBELET_CRASH_BACKOFF_S + STARTUP_ALLOWANCE_S[Component.APISERVER]
+KUBELET_MAX_CRASH_BACKOFF_S = 300.0  # the back-off doubles per crash up to 5 min (reset after 10 min without one)
+
+
+def static_pod_restart_budget_s(component: Component = Component.APISERVER, kill: int = 1) -> float:
+    """The `kill`-th SIGKILL of a control-plane static pod in a row until it answers again: the kubelet notices
+    the exit, waits its crash back-off, and the component starts up. The back-off allowed for the first kill is
+    one 10 s step, not none, because an earlier scenario may have killed the same pod (the default component
+    is the apiserver, whose start-up allowance is the longest)."""
+    backoff = min(KUBELET_CRASH_BACKOFF_S * 2 ** (kill - 1), KUBELET_MAX_CRASH_BACKOFF_S)
+    return KUBELET_RELIST_S + backoff + STARTUP_ALLOWANCE_S[component]
 
 
 def kind_power_loss_recovery_s() -> float:

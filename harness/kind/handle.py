@@ -35,6 +35,8 @@ STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-schedu
 LEASES = ("kube-controller-manager", "kube-scheduler")
 MANIFESTS = "/etc/kubernetes/manifests"
 APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
+# kubeadm binds the controller-manager's and the scheduler's secure ports to 127.0.0.1: asked from inside the node
+LOCAL_HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
 ETCD_CLIENT_PORT = 2379  # kubeadm's stacked etcd listens for clients on the node's address and on loopback
 # kubeadm's etcd CA, and the client pair it gives kube-apiserver (etcd has no auth: any client of its CA may write)
 ETCD_CREDENTIALS = {"etcd-ca.crt": "/etc/kubernetes/pki/etcd/ca.crt",
@@ -223,6 +225,18 @@ class KindCluster(RunHandle):
             return self.api.session.get(f"https://{address}:{APISERVER_PORT}/readyz", timeout=timeout).status_code == 200
         except requests.RequestException:
             return False
+
+    def component_healthy(self, node: str, component: str) -> bool:
+        """One control-plane static pod in `node` passes its own health check: the apiserver's /readyz, etcd's
+        status, the controller-manager's and the scheduler's /healthz (from inside the node, with its curl)."""
+        if component == "kube-apiserver":
+            return self.apiserver_ready(node)
+        if component == "etcd":
+            return self.address(node) is not None and self.etcd.status(self.etcd_url(node), timeout=1.0) is not None
+        if component not in LOCAL_HEALTH_PORTS:
+            raise KeyError(f"no static pod {component!r}; static pods: {', '.join(STATIC_PODS)}")
+        url = f"https://127.0.0.1:{LOCAL_HEALTH_PORTS[component]}/healthz"
+        return self.exec(node, ["curl", "-sk", "--max-time", "1", url], check=False).strip() == "ok"
 
     def write_marker(self, *, refused_ok: bool = False) -> str | None:
         """Write a ConfigMap with a fresh value (read back after a fault: was it kept?); returns the value, or

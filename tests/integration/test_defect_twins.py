@@ -34,6 +34,7 @@ CASES = [
     # one control plane whose static pods are never restarted: nobody can take a killed leader's lease
     ("kind-restart-never", "scenarios/leader_election/test_leader_election.py",
      "standby_takes_over and kube-controller-manager", "[failover: fail] kube-controller-manager: no new holder"),
+    ("kind-restart-never", "scenarios/self_healing/test_self_healing.py", "kube-scheduler", "was not healthy within"),
     ("kind-lb-no-health-check", "scenarios/static_pods/test_static_pods.py", "corrupted or partitioned",
      "[availability: fail]"),
     ("kind-kubelet-disabled", "scenarios/static_pods/test_static_pods.py", "power", "[recovery: fail]"),

@@ -198,15 +198,25 @@ def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str) -> st
     return output
 
 
+SELF_HEALING = "scenarios/self_healing/test_self_healing.py::test_a_killed_component_comes_back"
+# CI's kind smoke leaves out two self-healing cases that clusters/kind.yaml fails by its design, not Quorum's:
+# [etcd]: kubeadm points each apiserver at its own node's etcd member only (--etcd-servers=https://127.0.0.1:2379,
+# the weak-apiserver twin's defect), so a killed member takes its apiserver's requests down with it (measured
+# 99.48 % against 99.5 %); [kube-apiserver]: kind's load balancer (Envoy's TCP proxy, and the stand-in) does not
+# retry a refused connection on another apiserver, so reconnecting clients meet the dead one until its health
+# check fails (measured 99.31 %, and a pass, in two runs). `pytest scenarios --backend kind` reports both.
+
 # the static-pod suite judges the API's availability through kind's LB (>= 99.5 %) while one of three apiservers
 # is away: beside the other lane, five kind nodes on two cores fell to 94.5 % (HTTP 500s and TLS EOFs from the
 # remaining apiservers), twice in CI-like runs; alone it is a verdict on the cluster, not on the machine
 @pytest.mark.alone
 def test_the_kind_suites_pass_on_this_cluster(kind_cluster, tmp_path):
-    """Leader election and etcd first: the static-pod suite ends with a power loss of the control plane."""
+    """Leader election, etcd and self-healing first: the static-pod suite ends with a power loss of the control
+    plane. Self-healing without its etcd and apiserver cases (above)."""
+    self_healing = [f"{SELF_HEALING}[{component}]" for component in ("kube-controller-manager", "kube-scheduler")]
     output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/leader_election", "scenarios/etcd",
-                             "scenarios/static_pods")
-    assert "7 passed" in output.splitlines()[-1], output[-4000:]
+                             *self_healing, "scenarios/static_pods")
+    assert "9 passed" in output.splitlines()[-1], output[-4000:]
 
 
 @pytest.mark.alone  # iperf3's throughput beside another lane's cluster build judges the machine, not the network

@@ -22,6 +22,7 @@ from harness.kind.pod_bandwidth import PodBandwidthError, parse_iperf3
 from harness.kind.topology import is_kind_topology, load_kind_topology
 from harness.thresholds import (KIND_LB_DETECTION_S, kind_manifest_restore_s, kind_partition_recovery_s,
                                 kind_power_loss_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
+from harness.topology import Component
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = """apiVersion: v1
@@ -226,6 +227,9 @@ def test_an_object_is_kept_only_if_it_reads_back_the_same():
 def test_the_kind_bounds_follow_from_the_kubelet_and_balancer_settings():
     assert KIND_LB_DETECTION_S == 3 * 2.0 + 2 * 3.0 + 0.5
     assert static_pod_restart_budget_s() == 1.0 + 10.0 + 30.0
+    # a pod killed again waits a doubled back-off, up to the kubelet's 5 min
+    assert static_pod_restart_budget_s(Component.SCHEDULER, kill=3) == 1.0 + 40.0 + 20.0
+    assert static_pod_restart_budget_s(Component.ETCD, kill=9) == 1.0 + 300.0 + 15.0
     assert kind_power_loss_recovery_s() == 20.0 + 15.0 + 30.0 + 10.0 + 2.0
     assert kind_manifest_restore_s() == 21.0 + 41.0
     assert kind_whole_cluster_after_s(kind_partition_recovery_s()) == 30.0 + 2.0 + 120.0
@@ -243,7 +247,7 @@ def _collect(*args: str) -> str:
 def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_other_suites_on_kind():
     off_kind = _collect("scenarios/static_pods")
     assert "4 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
-    on_kind = _collect("scenarios/conformance", "scenarios/self_healing", "--backend", "kind")
+    on_kind = _collect("scenarios/conformance", "scenarios/apiserver_flags", "--backend", "kind")
     assert " skipped" in on_kind and "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
     assert "not on --backend kind" in on_kind
 
@@ -256,6 +260,14 @@ def test_the_killed_leader_failover_runs_on_kind_too_and_the_other_leader_scenar
     assert planned == {"scenarios/leader_election/test_leader_election.py::"
                        f"test_a_standby_takes_over_when_the_leader_is_killed[{lease}]"
                        for lease in ("kube-controller-manager", "kube-scheduler")}, plan[-1500:]
+
+
+def test_every_self_healing_scenario_is_planned_on_kind():
+    plan = _collect("scenarios/self_healing", "--backend", "kind", "--setup-plan")
+    planned = {line.split()[0] for line in plan.splitlines() if line.strip().startswith("scenarios/")}
+    assert planned == {f"scenarios/self_healing/test_self_healing.py::test_a_killed_component_comes_back[{c}]"
+                       for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "haproxy")
+                       }, plan[-1500:]
 
 
 def test_the_bandwidth_suite_runs_pod_to_pod_on_kind_and_host_to_host_elsewhere():
