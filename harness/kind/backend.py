@@ -48,7 +48,9 @@ def up(topology_file: Path, run_dir: Path | None = None, say=lambda _: None,
         problems = cluster.problems_after(timeout_s)
         if problems:
             raise ClusterError(f"kind cluster {topology.name} not healthy {timeout_s:.0f}s after creation: "
-                               f"{'; '.join(problems)}", "docker logs <node> and kind-create.log in the run directory")
+                               f"{'; '.join(problems)}{_kubelet_errors(cluster, problems)}",
+                               f"the kubelet journals of nodes that are not Ready are in {run_dir / 'logs'}; "
+                               "kind-create.log is in the run directory")
     except BaseException:
         say(f"run {state.run_id}: start-up failed, tearing down")
         process.down(run_dir, keep_logs=True)
@@ -57,3 +59,21 @@ def up(topology_file: Path, run_dir: Path | None = None, say=lambda _: None,
     state.save()
     say(f"run {state.run_id}: ready in {time.monotonic() - started:.1f}s")
     return cluster
+
+
+def _kubelet_errors(cluster: KindCluster, problems: list[str], lines: int = 5) -> str:
+    """The last error lines of the kubelet of each node that is not Ready; each journal's tail is kept in the
+    run's logs/ (the nodes themselves are removed with the failed start)."""
+    from harness.backends.process import error_lines  # late, as in up()
+    from harness.report.redact import redact
+
+    parts = []
+    for short in cluster.nodes():
+        if not any(problem.startswith(f"node {short} not Ready") for problem in problems):
+            continue
+        journal = redact(cluster.exec(short, ["journalctl", "-u", "kubelet", "--no-pager", "-n", "400"], check=False))
+        log = cluster.log_path(f"kubelet@{short}")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(journal)
+        parts.append(f"\n  kubelet@{short}:" + "".join(f"\n    {line[:300]}" for line in error_lines(journal, lines)))
+    return "".join(parts)

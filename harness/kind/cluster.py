@@ -24,6 +24,7 @@ from harness.backends import netns
 from harness.docker.engine import DOCKER_CLIENT, Engine, client
 from harness.errors import ClusterError
 from harness.kind import node_image
+from harness.kind.host_limits import raise_inotify_limits
 from harness.kind.images import build_iperf3, build_lb_standin
 from harness.shell import run
 from harness.state import RunState
@@ -109,6 +110,8 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
            say=lambda _: None) -> Path:
     """Create the cluster; returns its kubeconfig (0600, in the run directory). The caller tears down."""
     toolchain = Toolchain()
+    for raised in raise_inotify_limits():
+        say(f"raised {raised} (kind's nodes share root's inotify allowance)")
     image, took = node_image.build(engine, str(toolchain.kubernetes), say=say)
     if took:
         say(f"built {image} in {took:.0f}s")

@@ -49,6 +49,20 @@ def _ready(conditions: list[dict] | None) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions or [])
 
 
+def not_ready_reason(node: dict | None) -> str | None:
+    """Why a Node object is not Ready, in the kubelet's words (its Ready condition's reason and message);
+    None when it is Ready."""
+    if node is None:
+        return "not registered"
+    conditions = node.get("status", {}).get("conditions") or []
+    if _ready(conditions):
+        return None
+    ready = next((c for c in conditions if c.get("type") == "Ready"), None)
+    if ready is None:
+        return "no Ready condition yet"
+    return f"{ready.get('reason') or 'NotReady'}: {ready.get('message') or 'no message'}"[:300]
+
+
 class KindCluster(RunHandle):
     poll_interval_s = 2.0
 
@@ -288,10 +302,11 @@ class KindCluster(RunHandle):
             return ["/readyz via the load balancer"]
         found = []
         nodes = self._get("/api/v1/nodes")
-        registered = {n["metadata"]["name"]: _ready(n.get("status", {}).get("conditions")) for n in (nodes or {"items": []})["items"]}
+        registered = {n["metadata"]["name"]: n for n in (nodes or {"items": []})["items"]}
         for short in self.nodes():
-            if not registered.get(self.node(short), False):
-                found.append(f"node {short} not Ready")
+            # the kubelet's reason goes with it: in one CI run a worker stayed not Ready for 300 s, and why was lost
+            if (why := not_ready_reason(registered.get(self.node(short)))) is not None:
+                found.append(f"node {short} not Ready ({why})")
         # a mirror pod's status can stay Ready while its node's apiserver is down (seen with a corrupted manifest),
         # so each apiserver is also asked directly
         found += [f"kube-apiserver@{node} not ready (its own /readyz)" for node in self.nodes("control-plane")

@@ -5,6 +5,7 @@ import yaml
 
 from harness.errors import ClusterError
 from harness.kind.cluster import KindShape, kind_config
+from harness.kind.host_limits import INOTIFY_MINIMUMS, raise_inotify_limits
 from harness.kind.node_image import ETCD_IMAGE, _normalized
 
 
@@ -36,3 +37,19 @@ def test_a_shape_without_a_control_plane_is_refused(control_planes, workers):
 ])
 def test_image_names_are_compared_as_containerd_lists_them(image, full):
     assert _normalized(image) == full
+
+
+def test_inotify_limits_are_raised_to_kinds_minimums_and_never_lowered(tmp_path):
+    instances, watches = tmp_path / "fs/inotify/max_user_instances", tmp_path / "fs/inotify/max_user_watches"
+    instances.parent.mkdir(parents=True)
+    instances.write_text("128\n")
+    watches.write_text("1048576\n")
+    assert raise_inotify_limits(tmp_path) == ["fs.inotify.max_user_instances 128 -> 512"]
+    assert int(instances.read_text()) == INOTIFY_MINIMUMS["fs.inotify.max_user_instances"]
+    assert int(watches.read_text()) == 1048576  # above kind's minimum: left alone
+    assert raise_inotify_limits(tmp_path) == []
+
+
+def test_an_unreadable_inotify_limit_is_a_clear_error(tmp_path):
+    with pytest.raises(ClusterError, match="cannot read fs.inotify.max_user_instances"):
+        raise_inotify_limits(tmp_path)

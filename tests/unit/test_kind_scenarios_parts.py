@@ -296,3 +296,16 @@ def test_iperf3_json_gives_what_the_receiver_got_and_the_retransmits():
 def test_an_iperf3_run_without_a_result_is_an_error_that_says_why(output, says):
     with pytest.raises(PodBandwidthError, match=re.escape(says)):
         parse_iperf3(output)
+
+
+def test_a_node_that_is_not_ready_is_reported_with_the_kubelets_reason():
+    from harness.kind.handle import not_ready_reason
+
+    ready = {"status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
+                                       {"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+    no_cni = {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                                         "message": "container runtime network not ready: cni plugin not initialized"}]}}
+    assert not_ready_reason(ready) is None
+    assert not_ready_reason(no_cni) == "KubeletNotReady: container runtime network not ready: cni plugin not initialized"
+    assert not_ready_reason({"status": {}}) == "no Ready condition yet"
+    assert not_ready_reason(None) == "not registered"
