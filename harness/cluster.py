@@ -13,6 +13,7 @@ from harness.components import etcd as etcd_component
 from harness.components import haproxy as haproxy_component
 from harness.etcdapi import EtcdClient, EtcdCredentials
 from harness.errors import ClusterError
+from harness.flags import parse_flags
 from harness.health import probe
 from harness.kubeapi import ApiClient
 from harness.lbstate import server_states
@@ -109,6 +110,26 @@ class Cluster(RunHandle):
     def pid(self, component_id: str) -> int | None:
         """The running component's pid (None while it is down)."""
         return self._read_pid(self.control_dir(component_id) / "child.pid")
+
+    def live_flags(self, component: Component) -> dict[str, dict[str, str]]:
+        """Host -> the flags of `component` running there, from its live command line."""
+        flags = {}
+        for spec in self.specs.values():
+            if spec.component is not component:
+                continue
+            pid = self.pid(spec.id)
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[1:] if pid else None
+            except FileNotFoundError:
+                argv = None
+            if argv is None:
+                raise ClusterError(f"{spec.id} is not running", f"quorum status {self.run_dir} shows the components")
+            flags[spec.host] = parse_flags(argv)
+        return flags
+
+    @property
+    def apiserver_hosts(self) -> list[str]:
+        return [h.name for h in self.topology.controllers]
 
     def keeper_pid(self, component_id: str) -> int | None:
         return self._read_pid(self.control_dir(component_id) / "keeper.pid")

@@ -16,10 +16,8 @@ from python_on_whales.exceptions import DockerException
 from harness.docker.engine import client
 from harness.errors import ClusterError, FaultError
 from harness.faults.base import Fault
-from harness.kind.handle import MANIFESTS, STATIC_PODS
+from harness.kind.handle import COMM_LENGTH, MANIFESTS, STATIC_PODS
 
-
-COMM_LENGTH = 15  # TASK_COMM_LEN - 1: how much of a process name pkill can match (proc(5))
 HELD_PREFIX = "/etc/kubernetes/.quorum-held-"  # a held manifest, outside MANIFESTS: the kubelet ignores it
 
 

@@ -25,15 +25,18 @@ from harness.errors import ClusterError
 from harness.etcdapi import EtcdClient, EtcdCredentials
 from harness.kind.cluster import KIND_LABEL, cluster_name
 from harness.kind.topology import KindTopology, load_kind_topology
+from harness.flags import parse_flags
 from harness.kubeapi import ApiClient
 from harness.pki import Pair
 from harness.run_handle import RunHandle
 from harness.state import RunState
+from harness.topology import Component
 
 ROLE_LABEL = "io.x-k8s.kind.role"
 STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 LEASES = ("kube-controller-manager", "kube-scheduler")
 MANIFESTS = "/etc/kubernetes/manifests"
+COMM_LENGTH = 15  # TASK_COMM_LEN - 1: how much of a process name pgrep/pkill can match (proc(5))
 APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
 # kubeadm binds the controller-manager's and the scheduler's secure ports to 127.0.0.1: asked from inside the node
 LOCAL_HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
@@ -131,6 +134,33 @@ class KindCluster(RunHandle):
                 return ""
             raise ClusterError(f"{' '.join(argv[:3])} in node {node} failed: {str(error)[-500:]}",
                                "docker ps -a shows the cluster's nodes; quorum down removes them") from None
+
+    def live_flags(self, component: Component) -> dict[str, dict[str, str]]:
+        """Control-plane node -> the flags of that static pod's process there, from its live command line (the
+        node's pid namespace holds every container's processes)."""
+        flags = {}
+        for node in self.nodes("control-plane"):
+            script = f"pid=$(pgrep -o -x {component.value[:COMM_LENGTH]}) && tr '\\0' '\\n' < /proc/$pid/cmdline"
+            argv = self.exec(node, ["sh", "-c", script], check=False).splitlines()
+            if not argv:
+                raise ClusterError(f"{component.value} is not running in kind node {node}",
+                                   f"quorum status {self.run_dir} shows the nodes and their static pods")
+            flags[node] = parse_flags(argv[1:])
+        return flags
+
+    @property
+    def apiserver_hosts(self) -> list[str]:
+        return self.nodes("control-plane")
+
+    def apiserver(self, node: str) -> ApiClient:
+        """One apiserver directly, bypassing kind's load balancer, as kind's admin."""
+        address = self.address(node)
+        if address is None:
+            raise ClusterError(f"kind node {node} has no address: its container is not running",
+                               "quorum status shows the nodes; quorum heal brings stopped ones back")
+        other = self.api.on_a_new_connection()
+        other.endpoint = f"https://{address}:{APISERVER_PORT}"
+        return other
 
     def replace_file(self, container: str, path: str, text: str) -> None:
         """Replace a file in one of the cluster's containers atomically: the text goes to a hidden file beside

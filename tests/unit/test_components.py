@@ -3,6 +3,8 @@ from pathlib import Path
 import pytest
 
 from harness.components import Layout, specs_for
+from harness.errors import ClusterError
+from harness.flags import go_duration_s, parse_flags
 from harness.topology import Component, load_topology, parse_topology
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
@@ -103,3 +105,12 @@ def test_restart_policy_comes_from_the_topology():
     assert by_id(layout(topology=parse_topology(data)))["etcd@c1"].restart.policy == "never"
     assert by_id(layout())["etcd@c1"].restart.policy == "always"
     assert Component.ETCD.value == "etcd"
+
+
+def test_live_flags_parse_like_the_components_and_durations_read_like_go():
+    assert parse_flags(["--a=1", "positional", "--b", "--a=2", "-v=3"]) == {"--a": "2", "--b": ""}
+    assert parse_flags(["--etcd-servers=https://x:2379,https://y:2379"])["--etcd-servers"] == "https://x:2379,https://y:2379"
+    assert [go_duration_s(text) for text in ("15s", "15000ms", "1m30s", "1.5s", "250ms")] == [15.0, 15.0, 90.0, 1.5, 0.25]
+    for bad in ("15", "15 s", "s", "15sx"):
+        with pytest.raises(ClusterError, match="not a Go duration"):
+            go_duration_s(bad)
