@@ -184,8 +184,9 @@ def test_a_crashed_member_stays_down_until_healed_and_quorum_heal_puts_a_held_ma
     assert cluster.problems_after(120) == []
 
 
-def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str) -> str:
-    """`pytest <selection> --backend=kind` on this cluster (--keep-cluster: the session reuses it); its output."""
+def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True) -> str:
+    """`pytest <selection> --backend=kind` on this cluster (--keep-cluster: the session reuses it); its output.
+    passing: the run must pass (False: the caller judges which tests failed)."""
     state = kind_run.state
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *selection, "--backend=kind", f"--topology={kind_run.topology}",
@@ -193,7 +194,7 @@ def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str) -> st
          "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
         cwd=ROOT, capture_output=True, text=True, timeout=900)
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
+    assert result.returncode == (0 if passing else 1), output[-4000:]
     assert (Path(state.run_dir) / "state.json").exists(), "--keep-cluster: the session reused this cluster"
     return output
 
@@ -223,6 +224,21 @@ def test_the_kind_suites_pass_on_this_cluster(kind_cluster, tmp_path):
 def test_pod_to_pod_bandwidth_passes_on_this_cluster(kind_cluster, tmp_path):
     output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/bandwidth/test_pod_bandwidth.py")
     assert "1 passed" in output.splitlines()[-1], output[-4000:]
+
+
+def test_conformance_on_kind_fails_exactly_the_two_invariants_kubeadms_layout_breaks(kind_cluster, tmp_path):
+    """The conformance checks read the live command lines inside the nodes and ask each apiserver directly.
+    kubeadm keeps every invariant they judge but two, which must fail: each apiserver lists only its own node's
+    etcd member (--etcd-servers=https://127.0.0.1:2379), and anonymous clients may read /version (kubeadm keeps
+    Kubernetes' system:public-info-viewer binding for system:unauthenticated)."""
+    output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/conformance", passing=False)
+    failed = {line.split("::")[1].split()[0] for line in output.splitlines() if line.startswith("FAILED scenarios/")}
+    assert failed == {"test_every_apiserver_lists_every_etcd_member",
+                      "test_anonymous_requests_are_refused_except_on_health_endpoints"}, output[-4000:]
+    assert "lists ['https://127.0.0.1:2379'], not every member" in output, output[-4000:]
+    assert "anonymous GET /version on control-plane answered 200" in output, output[-4000:]
+    summary = output.splitlines()[-1]
+    assert "2 failed" in summary and "7 passed" in summary and "2 skipped" in summary, output[-4000:]
 
 
 def _kubelet_answers(address: str) -> bool:

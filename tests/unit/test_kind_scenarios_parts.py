@@ -247,9 +247,23 @@ def _collect(*args: str) -> str:
 def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_other_suites_on_kind():
     off_kind = _collect("scenarios/static_pods")
     assert "4 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
-    on_kind = _collect("scenarios/conformance", "scenarios/apiserver_flags", "--backend", "kind")
+    on_kind = _collect("scenarios/apiserver_flags", "--backend", "kind")
     assert " skipped" in on_kind and "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
     assert "not on --backend kind" in on_kind
+
+
+def test_the_conformance_checks_of_flags_and_endpoints_are_planned_on_kind_and_the_file_checks_say_why_not():
+    plan = _collect("scenarios/conformance", "--backend", "kind", "--setup-plan")
+    planned = {line.split()[0].split("::")[1] for line in plan.splitlines() if line.strip().startswith("scenarios/")}
+    assert planned == {
+        "test_etcd_members_are_exactly_the_etcd_hosts", "test_etcd_peer_and_client_listeners_use_tls",
+        "test_the_etcd_client_port_is_reachable_from_every_controller", "test_plain_http_to_the_etcd_client_port_is_refused",
+        "test_every_apiserver_lists_every_etcd_member", "test_leader_election_is_on_with_the_topology_timings[kube-scheduler]",
+        "test_leader_election_is_on_with_the_topology_timings[kube-controller-manager]",
+        "test_authorization_is_rbac_and_node", "test_anonymous_requests_are_refused_except_on_health_endpoints"}, plan[-1500:]
+    assert "2 skipped" in plan, plan[-1500:]
+    assert "not on --backend kind: it reads the haproxy.cfg Quorum writes" in plan, plan[-1500:]
+    assert "not on --backend kind: it reads the keys and kubeconfigs Quorum writes" in plan, plan[-1500:]
 
 
 def test_the_killed_leader_failover_runs_on_kind_too_and_the_other_leader_scenarios_say_why_not():
