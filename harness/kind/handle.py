@@ -282,6 +282,15 @@ class KindCluster(RunHandle):
         url = f"https://127.0.0.1:{LOCAL_HEALTH_PORTS[component]}/healthz"
         return self.exec(node, ["curl", "-sk", "--max-time", "1", url], check=False).strip() == "ok"
 
+    def static_pod_restarts(self, node: str, component: str) -> int:
+        """How often the kubelet has restarted `component`'s container in `node` (its mirror pod's restartCount):
+        the kubelet's crash back-off doubles with each of them (reset after 10 min without one)."""
+        pod = self._get(f"/api/v1/namespaces/kube-system/pods/{component}-{self.node(node)}")
+        if pod is None:
+            raise ClusterError(f"no mirror pod for {component} in kind node {node}",
+                               f"quorum status {self.run_dir} shows the nodes and their static pods")
+        return sum(c.get("restartCount", 0) for c in pod.get("status", {}).get("containerStatuses") or [])
+
     def write_marker(self, *, refused_ok: bool = False) -> str | None:
         """Write a ConfigMap with a fresh value (read back after a fault: was it kept?); returns the value, or
         None when the write failed and refused_ok (a scenario judging whether writes are accepted). On a new

@@ -230,6 +230,10 @@ def test_the_kind_bounds_follow_from_the_kubelet_and_balancer_settings():
     # a pod killed again waits a doubled back-off, up to the kubelet's 5 min
     assert static_pod_restart_budget_s(Component.SCHEDULER, kill=3) == 1.0 + 40.0 + 20.0
     assert static_pod_restart_budget_s(Component.ETCD, kill=9) == 1.0 + 300.0 + 15.0
+    # restarts the kubelet already made (e.g. a leader-election kill, a crash at start-up) double the back-off
+    assert static_pod_restart_budget_s(Component.SCHEDULER, kill=1, earlier_restarts=1) == 1.0 + 10.0 + 20.0
+    assert static_pod_restart_budget_s(Component.SCHEDULER, kill=1, earlier_restarts=2) == 1.0 + 20.0 + 20.0
+    assert static_pod_restart_budget_s(Component.SCHEDULER, kill=2, earlier_restarts=3) == 1.0 + 80.0 + 20.0
     assert kind_power_loss_recovery_s() == 20.0 + 15.0 + 30.0 + 10.0 + 2.0
     assert kind_manifest_restore_s() == 21.0 + 41.0
     assert kind_whole_cluster_after_s(kind_partition_recovery_s()) == 30.0 + 2.0 + 120.0
