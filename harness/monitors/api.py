@@ -16,6 +16,12 @@ from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 
 
+def failed_checks(body: str) -> str:
+    """The checks a failing /readyz names ("[-]shutdown failed: ..."), so a History says why it failed."""
+    names = [line[3:].split()[0] for line in body.splitlines() if line.startswith("[-]") and len(line) > 3]
+    return f" ({', '.join(names[:4])})" if names else ""
+
+
 class ApiProber(Monitor):
     name = "api"
 
@@ -43,7 +49,7 @@ class ApiProber(Monitor):
             try:
                 response = self._sessions[worker].get(f"{base}/readyz", timeout=self.timeout)
                 outcome = Outcome.OK if response.status_code == 200 else Outcome.FAIL
-                error = "" if outcome is Outcome.OK else f"HTTP {response.status_code}"
+                error = "" if outcome is Outcome.OK else f"HTTP {response.status_code}{failed_checks(response.text)}"
             except requests.Timeout as exc:
                 outcome, error = Outcome.FAIL, f"timeout: {type(exc).__name__}"
             except requests.RequestException as exc:

@@ -1,6 +1,7 @@
 from harness.checkers import (Status, availability, durability, failover_time, lb_detection, monotonicity,
                              restart_accounting, write_outage)
 from harness.history import History, Outcome
+from harness.monitors.api import failed_checks
 
 
 def probes(history, pattern, start=0.0, step=0.05, target="lb"):
@@ -292,3 +293,9 @@ def test_lb_detection_too_slow_or_never_fails_and_without_a_fault_is_unknown():
     slow = lb_detection(h, server="c3", max_s=14.5)
     assert slow.status is Status.FAIL and "more than the allowed 14.50s" in slow.explanation
     assert lb_detection(History(), server="c3", max_s=14.5).status is Status.UNKNOWN
+
+
+def test_a_failing_readyz_is_recorded_with_the_checks_it_names():
+    body = "[+]ping ok\n[-]shutdown failed: reason withheld\n[+]log ok\n[-]etcd failed: reason withheld\nreadyz check failed"
+    assert failed_checks(body) == " (shutdown, etcd)"
+    assert failed_checks("Internal Server Error") == ""
