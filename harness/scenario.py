@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
+from collections.abc import Callable, Iterator
 
 from harness.checkers import Verdict
 from harness.cluster import Cluster
@@ -44,22 +47,71 @@ def wait_healthy(cluster: Cluster, component_id: str, timeout_s: float) -> float
     return None
 
 
-def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_s: float) -> float | None:
+def exits_within(cluster: Cluster, history: History, component_id: str, pid: int | None, since: float,
+                 window_s: float) -> list[float]:
+    """Watch '<component>@<host>' for window_s from `since` (monotonic); the seconds after `since` at which it
+    exited. On the process and docker backends the supervisor records every exit (copied into the History); on kind
+    the static pod's process `pid` is watched in its node, and the moment it is gone (or replaced) is recorded in
+    the History as component.exit (to within one docker exec, about 0.2 s)."""
+    deadline = since + window_s
+    if cluster.state.backend == "kind":
+        component, node = component_id.split("@", 1)
+        while time.monotonic() < deadline:
+            if cluster.static_pod_pid(node, component) != pid:  # type: ignore[attr-defined]
+                history.event("component.exit", component=component_id, pid=pid, observed_in_node=True)
+                break
+            time.sleep(0.2)
+    time.sleep(max(0.0, deadline - time.monotonic()))
+    return [e.t - since for e in history.events_of("component.exit", component=component_id) if e.t > since]
+
+
+def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_s: float, *,
+                       from_up: bool = False) -> float | None:
     """Poll the load balancer's admin socket until it marks `server` DOWN; the moment is recorded in the
-    History (lb.marked-down) for the lb-detection checker. Returns the monotonic time, or None."""
+    History (lb.marked-down) for the lb-detection checker. Returns the monotonic time, or None.
+    from_up: only a change from UP counts (a watch started before the fault must not record a DOWN left over
+    from before it, such as an apiserver still counting its rise checks)."""
     from harness.checkers.lb import MARKED_DOWN
     from harness.errors import ClusterError
     from harness.lbstate import is_down
 
     deadline = time.monotonic() + timeout_s
+    seen_up, last = not from_up, None
     while time.monotonic() < deadline:
         try:
-            if is_down(cluster.lb_server_states().get(server, "")):
-                return history.event(MARKED_DOWN, server=server).t
-        except ClusterError:
-            pass  # the LB itself restarting: keep polling until the deadline
+            state = cluster.lb_server_states().get(server, "not listed")
+        except ClusterError as error:  # the LB itself restarting: keep polling until the deadline
+            state = f"unreadable: {error.problem[:120]}"
+        if state != last:  # what the LB said, as evidence when it never marks the server DOWN
+            history.event("lb.state", server=server, state=state)
+            last = state
+        if seen_up and is_down(state):
+            return history.event(MARKED_DOWN, server=server).t
+        seen_up = seen_up or state == "UP"
         time.sleep(0.1)
     return None
+
+
+@contextlib.contextmanager
+def watching_lb_marks_down(cluster: Cluster, history: History, server: str,
+                           timeout_s: float) -> Iterator[Callable[[], float | None]]:
+    """wait_lb_marks_down in the background, started before a fault acts: a fault that stops an apiserver gracefully
+    blocks while the load balancer already takes it out of rotation (its shutdown delay). Yields a function that
+    waits for the result (the moment it was marked DOWN, or None)."""
+    found: list[float | None] = []
+    watcher = threading.Thread(
+        target=lambda: found.append(wait_lb_marks_down(cluster, history, server, timeout_s, from_up=True)),
+        name=f"lb-watch-{server}", daemon=True)
+    watcher.start()
+
+    def marked_down() -> float | None:
+        watcher.join(timeout_s + 5.0)
+        return found[0] if found else None
+
+    try:
+        yield marked_down
+    finally:
+        watcher.join(timeout_s + 5.0)
 
 
 def wait_recorded(history: History, event: str, predicate, timeout_s: float, *, after=None, interval_s: float = 0.5,

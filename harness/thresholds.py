@@ -80,8 +80,7 @@ def leader_give_up_max_s(topology: Topology) -> float:
 
 def lb_detection_s(topology: Topology) -> float:
     """ANCHORS: HAProxy marks a dead backend down after `fall` failed checks `inter` apart (+ check timeout)."""
-    check = topology.load_balancer.health_check
-    return check.interval_s * check.fall + check.timeout_s
+    return topology.load_balancer.health_check.detection_s
 
 
 def lb_rise_s(topology: Topology) -> float:
@@ -132,6 +131,17 @@ APISERVER_ETCD_READYCHECK_S = 2.0  # kube-apiserver --etcd-readycheck-timeout de
 APISERVER_ETCD_CLIENT_DETECTION_S = 30.0 + 10.0
 
 
+def lb_detection_max_s(topology: Topology) -> float:
+    """From the moment an apiserver's /readyz starts failing until the LB marks it DOWN (worst case): one check
+    that started just before may still pass, then `fall` failing ones, each of which may hang until
+    min(check timeout, the apiserver's etcd readycheck timeout), since HAProxy schedules each check `inter` after
+    the previous one completed; plus observation (14.5 s for ha3). /readyz fails as soon as a graceful shutdown
+    starts (ANCHORS), and an apiserver started with a bad flag never passes it."""
+    check = topology.load_balancer.health_check
+    hang = min(check.timeout_s, APISERVER_ETCD_READYCHECK_S)
+    return (check.fall + 1) * check.interval_s + check.fall * hang + OBSERVATION_S
+
+
 def apiserver_cut_from_etcd_detection_s(topology: Topology) -> float:
     """From cutting an apiserver's host off the etcd majority until the LB marks it DOWN (worst case).
 
@@ -139,12 +149,8 @@ def apiserver_cut_from_etcd_detection_s(topology: Topology) -> float:
     per half timeout and answered from the last result in between (k8s.io/apiserver v0.34.4,
     storagebackend/factory/etcd3.go). A linearizable read needs the etcd leader's quorum, so it hangs from
     the cut on, without waiting for an election; but one LB check right after the cut may still be answered
-    with the cached success. HAProxy schedules each check `inter` after the previous one completed, and a
-    failing check hangs until min(check timeout, readycheck timeout). So: one passing check, then `fall`
-    failing ones: (fall + 1) x inter + fall x hang, plus observation (14.5 s for ha3)."""
-    check = topology.load_balancer.health_check
-    hang = min(check.timeout_s, APISERVER_ETCD_READYCHECK_S)
-    return (check.fall + 1) * check.interval_s + check.fall * hang + OBSERVATION_S
+    with the cached success: the shape of lb_detection_max_s."""
+    return lb_detection_max_s(topology)
 
 
 # ---- node heartbeats (KEP-589; kube-controller-manager v1.34 defaults) -------------------------------
@@ -194,6 +200,29 @@ def static_pod_restart_budget_s(component: Component = Component.APISERVER, kill
     steps = max(earlier_restarts, 1) + kill - 1
     backoff = min(KUBELET_CRASH_BACKOFF_S * 2 ** (steps - 1), KUBELET_MAX_CRASH_BACKOFF_S)
     return KUBELET_RELIST_S + backoff + STARTUP_ALLOWANCE_S[component]
+
+
+# k8s.io/apiserver v0.34.4 endpoints/handlers/rest.go, requestTimeoutUpperBound: a create, update, patch or delete
+# gives up after 34 s. The kubelet creates a static pod's mirror pod with such a create before it starts the pod.
+APISERVER_MUTATION_TIMEOUT_S = 34.0
+
+
+def kind_held_member_return_s() -> float:
+    """An etcd member held down on kind (its manifest out of the kubelet's directory) until it answers again after
+    the manifest is put back: the kubelet picks the file up (at most its file check period + relist), then creates
+    the mirror pod through its node's apiserver, which kubeadm points at that node's etcd member only, the one
+    that is still down, so the create waits out its 34 s timeout; then the pod's crash back-off (the same manifest
+    returns under the same pod UID) and etcd's start-up. Measured 16-42 s (harness/faults/static_pod.py)."""
+    return (KUBELET_MANIFEST_PICKUP_S + APISERVER_MUTATION_TIMEOUT_S + KUBELET_CRASH_BACKOFF_S
+            + STARTUP_ALLOWANCE_S[Component.ETCD])
+
+
+def held_member_return_s(cluster) -> float:
+    """A crashed etcd member that was kept down, from heal until it answers: the supervisor's restart back-off plus
+    start-up on the process and docker backends, the kubelet's path on kind (kind_held_member_return_s)."""
+    if cluster.state.backend == "kind":
+        return kind_held_member_return_s()
+    return restart_budget_s(cluster.topology, Component.ETCD)
 
 
 def kind_power_loss_recovery_s() -> float:

@@ -115,10 +115,17 @@ class HealthCheck(Strict):
     timeout_s: float = Field(2.0, gt=0)
     shutdown_sessions: bool = Field(True, description="close connections to a backend marked down")
 
+    @property
+    def detection_s(self) -> float:
+        """ANCHORS: HAProxy marks a failing backend down after `fall` failed checks `interval_s` apart, plus the
+        check timeout."""
+        return self.interval_s * self.fall + self.timeout_s
+
 
 class LoadBalancer(Strict):
     port: int = Field(6443, ge=1, le=65535)
     health_check: HealthCheck = HealthCheck()
+    redispatch: bool = Field(True, description="retry a connection an apiserver refused on another one")
 
 
 class RestartPolicy(Strict):
@@ -155,6 +162,9 @@ class Defects(Strict):
     key_mode: str | None = Field(None, pattern=r"^0?[0-7]{3}$", description="chmod every private key, e.g. \"0644\"")
     block_etcd_clients_from: list[str] = Field(default_factory=list, description="hosts denied etcd's client port")
     phantom_etcd_member: bool = Field(False, description="add an etcd member that no host runs")
+    split_etcd_member: str | None = Field(
+        None, description="this etcd host bootstraps a one-member cluster of its own (its --initial-cluster names only "
+                          "itself); the apiservers leave it out, so the API works on the other members")
 
 
 class Topology(Strict):
@@ -217,6 +227,10 @@ class Topology(Strict):
         unknown = sorted(set(self.defects.block_etcd_clients_from) - set(names))
         if unknown:
             raise ValueError(f"defects.block_etcd_clients_from names unknown hosts {unknown}; fix: use host names")
+        split = self.defects.split_etcd_member
+        if split is not None and split not in [h.name for h in self.etcd_hosts]:
+            raise ValueError(f"defects.split_etcd_member {split!r} runs no etcd member; fix: name one of "
+                             f"{', '.join(h.name for h in self.etcd_hosts)}")
         for host in self.hosts:
             for alone in (Role.LOADBALANCER, Role.NODES):
                 if alone in host.roles and len(host.roles) > 1:

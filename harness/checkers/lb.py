@@ -16,8 +16,11 @@ def lb_detection(history: History, *, server: str, max_s: float, fault: str | No
     start, _, start_event = windows[0]
     marked = next((e for e in history.events_of(MARKED_DOWN, server=server) if e.t >= start), None)
     if marked is None:
+        states = [e.get("state") for e in history.events_of("lb.state", server=server)]
+        seen = f"; the states it reported: {', '.join(dict.fromkeys(states))}" if states else ""
         return Verdict("lb-detection", Status.FAIL, f"the load balancer never marked {server} DOWN after "
-                       f"{start_event.get('name')} at t={start:.2f} (allowed {fmt(max_s)})", {"detection_s": None})
+                       f"{start_event.get('name')} at t={start:.2f} (allowed {fmt(max_s)}){seen}",
+                       {"detection_s": None})
     took = marked.t - start
     explanation = f"the load balancer marked {server} DOWN {fmt(took)} after {start_event.get('name')} at t={start:.2f}"
     figures = {"detection_s": round(took, 3), "allowed_s": max_s}

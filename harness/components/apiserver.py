@@ -27,7 +27,7 @@ def spec(layout: Layout, host: Host) -> ComponentSpec:
         f"--advertise-address={address}",
         f"--bind-address={address}",
         f"--secure-port={topology.apiserver.port}",
-        "--etcd-servers=" + ",".join(etcd.client_urls(topology)),
+        "--etcd-servers=" + ",".join(etcd.apiserver_urls(topology)),
         f"--tls-cert-file={serving.cert}",
         f"--tls-private-key-file={serving.key}",
         f"--client-ca-file={pki.ca.cert}",

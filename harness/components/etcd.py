@@ -23,10 +23,25 @@ def client_urls(topology: Topology) -> list[str]:
     return [client_url(topology, h) for h in topology.etcd_hosts]
 
 
+def apiserver_urls(topology: Topology) -> list[str]:
+    """The members the apiservers use: every member, except one a defect twin split off (defects.split_etcd_member),
+    which holds a cluster of its own."""
+    return [client_url(topology, h) for h in topology.etcd_hosts if h.name != topology.defects.split_etcd_member]
+
+
+def bootstrap_members(topology: Topology, host: Host) -> tuple[list[Host], str]:
+    """The members `host` bootstraps with (--initial-cluster) and the cluster's token: every etcd host; a member that
+    a defect twin splits off names only itself under a token of its own, so it forms a one-member cluster."""
+    if host.name == topology.defects.split_etcd_member:
+        return [host], f"quorum-{topology.name}-split-{host.name}"
+    return topology.etcd_hosts, f"quorum-{topology.name}"
+
+
 def spec(layout: Layout, host: Host) -> ComponentSpec:
     topology, pki = layout.topology, layout.pki
     settings = topology.etcd
     local = client_url(topology, host).replace(str(topology.address_of(host)), "127.0.0.1")
+    members, token = bootstrap_members(topology, host)
     argv = [
         str(layout.binary("etcd")),
         f"--name={host.name}",
@@ -35,9 +50,9 @@ def spec(layout: Layout, host: Host) -> ComponentSpec:
         f"--advertise-client-urls={client_url(topology, host)}",
         f"--listen-peer-urls={peer_url(topology, host)}",
         f"--initial-advertise-peer-urls={peer_url(topology, host)}",
-        "--initial-cluster=" + ",".join(f"{h.name}={peer_url(topology, h)}" for h in topology.etcd_hosts),
+        "--initial-cluster=" + ",".join(f"{h.name}={peer_url(topology, h)}" for h in members),
         "--initial-cluster-state=new",
-        f"--initial-cluster-token=quorum-{topology.name}",
+        f"--initial-cluster-token={token}",
         f"--heartbeat-interval={settings.heartbeat_ms}",
         f"--election-timeout={settings.election_timeout_ms}",
         "--logger=zap",

@@ -26,8 +26,8 @@ def config(layout: Layout, host: Host) -> str:
         "  mode tcp",
         "  log global",
         "  option tcplog",
-        "  retries 3",
-        "  option redispatch 1",  # a connection refused by a dead backend is retried on another one
+        # a connection refused by a dead backend is retried on another one (not by a blind twin's balancer)
+        *(["  retries 3", "  option redispatch 1"] if lb.redispatch else []),
         "  timeout connect 2s",
         "  timeout client 600s",   # long enough for watches
         "  timeout server 600s",

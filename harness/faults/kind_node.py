@@ -1,5 +1,5 @@
 """Faults of one kind node container: frozen (`docker pause`), or cut off from the cluster's other nodes by
-iptables inside it. Heal leaves the node running and connected; partition rules carry the fault's tag
+iptables inside it (any node, or the one whose stacked etcd member leads). Heal leaves the node running and connected; partition rules carry the fault's tag
 (harness/faults/network.py), so heal removes exactly them, also after a killed run (`quorum heal`)."""
 
 from __future__ import annotations
@@ -57,3 +57,21 @@ class KindNodePartition(KindNodeFault):
 
     def undo(self, cluster) -> None:
         remove_tagged_rules(cluster, self.node, self.id)
+
+
+@dataclass
+class KindEtcdLeaderPartition(KindNodePartition):
+    """The control-plane node whose etcd member leads, cut off from the cluster's other nodes: on kubeadm's stacked
+    etcd each control-plane node holds one member, so the leader is alone in the minority (the kind form of
+    isolate-etcd-leader). The leader is resolved when the fault is planned, so the journal names its node."""
+
+    name = "kind-isolate-etcd-leader"
+
+    def plan(self, cluster) -> None:
+        leader = cluster.etcd.leader()
+        if leader is None:
+            raise FaultError("no etcd leader agreed on by the members; cannot isolate it",
+                             "quorum status shows the members; wait until etcd has a leader")
+        self.node = leader
+        self.captured["leader"] = leader
+        super().plan(cluster)

@@ -93,6 +93,30 @@ class StaticPodKill(StaticPodFault):
 
 
 @dataclass
+class StaticPodPause(StaticPodFault):
+    """SIGSTOP a static pod's process inside its node; heal sends SIGCONT. Its sockets stay open and its container
+    keeps running, so the kubelet sees nothing until a liveness probe fails (kubeadm's: 8 failures 10 s apart)."""
+
+    name = "static-pod-pause"
+
+    def plan(self, cluster) -> None:
+        super().plan(cluster)
+        pid = cluster.static_pod_pid(self.node, self.component)
+        if pid is None:
+            raise FaultError(f"{self.component} is not running in kind node {self.node}, so it cannot be paused",
+                             f"quorum status {cluster.run_dir} shows the static pods")
+        self.captured["pid"] = pid
+
+    def act(self, cluster) -> None:
+        cluster.exec(self.node, ["kill", "-STOP", str(self.captured["pid"])])
+
+    def undo(self, cluster) -> None:
+        pid = self.captured.get("pid")
+        if pid is not None:  # a process that is gone meanwhile needs nothing
+            cluster.exec(self.node, ["kill", "-CONT", str(pid)], check=False)
+
+
+@dataclass
 class StaticPodStop(StaticPodFault):
     """Crash a static pod (SIGKILL) and keep it down until heal, like a member whose machine died: in the same
     command its manifest leaves the kubelet's manifest directory, long before the kubelet's next look at its

@@ -148,6 +148,12 @@ class KindCluster(RunHandle):
             flags[node] = parse_flags(argv[1:])
         return flags
 
+    def static_pod_pid(self, node: str, component: str) -> int | None:
+        """The pid (in the node's pid namespace, which holds every container's processes) of the oldest process
+        named like `component`'s static pod in `node`, or None when none runs."""
+        found = self.exec(node, ["pgrep", "-o", "-x", component[:COMM_LENGTH]], check=False).strip()
+        return int(found) if found.isdigit() else None
+
     @property
     def apiserver_hosts(self) -> list[str]:
         return self.nodes("control-plane")

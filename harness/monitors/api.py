@@ -1,4 +1,9 @@
-"""API availability: GET /readyz through the load balancer (and optionally each apiserver directly).
+"""API availability: GET /readyz through the load balancer (and optionally each apiserver directly), or a real
+read (probe="get": GET of the default namespace, a linearizable read that goes through etcd).
+
+/readyz is ClusterLoader2's availability probe. A real read is what a client sees: the two differ while an
+apiserver shuts down gracefully, when /readyz fails on purpose (so load balancers stop sending it traffic) while
+it still serves every request (its --shutdown-delay-duration).
 
 By default each worker keeps one persistent HTTPS connection, like the cluster's long-lived clients
 (controllers, kubelets): when the backend it is pinned to dies, the request in flight fails and the
@@ -22,14 +27,20 @@ def failed_checks(body: str) -> str:
     return f" ({', '.join(names[:4])})" if names else ""
 
 
+PROBES = {"readyz": "/readyz", "get": "/api/v1/namespaces/default"}  # probe -> path; recorded as api.<probe>
+
+
 class ApiProber(Monitor):
     name = "api"
 
     def __init__(self, cluster: Cluster, history: History, *, rate: float = 20.0, timeout: float = 1.0,
-                 direct: bool = False, workers: int = 4, fresh: int = 0, **limits) -> None:
+                 direct: bool = False, workers: int = 4, fresh: int = 0, probe: str = "readyz", **limits) -> None:
         super().__init__(cluster, history, rate=rate, workers=workers, **limits)
+        if probe not in PROBES:
+            raise ValueError(f"unknown probe {probe!r}; probes: {', '.join(PROBES)}")
         self.timeout = timeout
         self.fresh = fresh
+        self.path, self.op = PROBES[probe], f"api.{probe}"
         self.targets = {"lb": cluster.api_endpoint}
         if direct:
             for host in cluster.topology.controllers:
@@ -47,7 +58,7 @@ class ApiProber(Monitor):
         for target, base in self.targets.items():
             invoke = now()
             try:
-                response = self._sessions[worker].get(f"{base}/readyz", timeout=self.timeout)
+                response = self._sessions[worker].get(f"{base}{self.path}", timeout=self.timeout)
                 outcome = Outcome.OK if response.status_code == 200 else Outcome.FAIL
                 error = "" if outcome is Outcome.OK else f"HTTP {response.status_code}{failed_checks(response.text)}"
             except requests.Timeout as exc:
@@ -55,5 +66,5 @@ class ApiProber(Monitor):
             except requests.RequestException as exc:
                 outcome, error = Outcome.FAIL, type(exc).__name__
                 self._sessions[worker] = self._session()  # a broken pooled connection is not reused
-            self.history.record(f"api-{worker}", "api.readyz", target, invoke, outcome, error=error,
+            self.history.record(f"api-{worker}", self.op, target, invoke, outcome, error=error,
                                 fresh=worker < self.fresh)

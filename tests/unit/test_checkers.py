@@ -288,7 +288,10 @@ def test_lb_detection_from_fault_start_to_marked_down():
 def test_lb_detection_too_slow_or_never_fails_and_without_a_fault_is_unknown():
     h = History()
     fault(h, 10.0, 40.0, name="partition")
-    assert lb_detection(h, server="c3", max_s=14.5).status is Status.FAIL  # never marked down
+    for t, state in ((9.0, "UP"), (12.0, "UP 2/3"), (14.0, "UP"), (15.0, "UP 2/3")):
+        h.event("lb.state", t=t, server="c3", state=state)
+    never = lb_detection(h, server="c3", max_s=14.5)  # never marked down: it says what the LB reported
+    assert never.status is Status.FAIL and never.explanation.endswith("the states it reported: UP, UP 2/3")
     h.event("lb.marked-down", t=25.0, server="c3")
     slow = lb_detection(h, server="c3", max_s=14.5)
     assert slow.status is Status.FAIL and "more than the allowed 14.50s" in slow.explanation

@@ -39,6 +39,15 @@ def test_etcd_member_flags_tls_and_initial_cluster():
     assert f["--heartbeat-interval"] == "100" and f["--election-timeout"] == "1000"
 
 
+def test_a_split_etcd_member_bootstraps_alone_and_the_apiservers_leave_it_out():
+    twin = layout(topology=load_topology(CLUSTERS / "defects" / "etcd-split-member.yaml"))
+    split, kept = flags(by_id(twin)["etcd@c3"]), flags(by_id(twin)["etcd@c1"])
+    assert split["--initial-cluster"] == "c3=https://10.213.33.13:2380"
+    assert kept["--initial-cluster"].count("=https://") == 3
+    assert split["--initial-cluster-token"] != kept["--initial-cluster-token"]
+    assert flags(by_id(twin)["kube-apiserver@c3"])["--etcd-servers"] == "https://10.213.33.11:2379,https://10.213.33.12:2379"
+
+
 def test_etcd_without_peer_tls_uses_http_peers_and_no_peer_certs():
     t = parse_topology({**load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json"), "etcd": {"peer_tls": False}})
     f = flags(by_id(layout(topology=t))["etcd@c1"])

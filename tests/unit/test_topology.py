@@ -153,6 +153,8 @@ def test_defects_name_real_hosts_and_octal_modes():
     assert "defects.key_mode" in problem(variant(defects={"key_mode": "0999"}))
     assert parse_topology(variant(defects={"key_mode": "0644"})).defects.key_mode == "0644"
     assert parse_topology(variant()).defects.phantom_etcd_member is False
+    assert "defects.split_etcd_member 'lb' runs no etcd member" in problem(variant(defects={"split_etcd_member": "lb"}))
+    assert parse_topology(variant()).defects.split_etcd_member is None
 
 
 # ---- hollow nodes --------------------------------------------------------------------------------
