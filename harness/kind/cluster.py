@@ -52,9 +52,10 @@ def kind_config(shape: KindShape) -> dict:
     return {
         "kind": "Cluster",
         "apiVersion": "kind.x-k8s.io/v1alpha4",
-        # the default CNI is Quorum's (the node image's /kind/manifests/default-cni.yaml); no kube-proxy and no
-        # coredns (neither image is built): the control plane is under test, not Services
-        "networking": {"kubeProxyMode": "none"},
+        # the default CNI is Quorum's (the node image's /kind/manifests/default-cni.yaml); kube-proxy programs
+        # Services with nft, the one tool its locally built image carries (harness/kind/node_image.py), and
+        # kubeadm's coredns addon runs the node image's coredns
+        "networking": {"kubeProxyMode": "nftables"},
         "nodes": nodes,
         "kubeadmConfigPatches": [
             # the node image holds the toolchain's etcd under this tag (kubeadm 1.34 would ask for 3.6)
@@ -62,8 +63,6 @@ def kind_config(shape: KindShape) -> dict:
                             "etcd": {"local": {"imageTag": node_image.ETCD_IMAGE.rsplit(":", 1)[1]}}}),
             # kubelet 1.34 refuses cgroup v1 hosts unless told
             yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False}),
-            # kind puts addon/kube-proxy here for kubeProxyMode none; a patch replaces the list, so both
-            yaml.safe_dump({"kind": "InitConfiguration", "skipPhases": ["addon/coredns", "addon/kube-proxy"]}),
         ],
     }
 

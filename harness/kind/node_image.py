@@ -5,8 +5,9 @@ reachable. This recipe (docs/backends.md, feasibility run) takes instead:
 - a Debian rootfs with kind's package list plus Debian's containerd, runc and CNI plugins (base_image),
 - kind's own base files (entrypoint, systemd units, containerd config) from its module source,
 - kubelet, kubeadm and kubectl from the toolchain, and /kind/version,
-- the images kubeadm lists (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd,
-  pause) as `docker import`s of the toolchain's static binaries, preloaded into the node's containerd,
+- the images kubeadm lists (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd, coredns,
+  pause) as `docker import`s of the toolchain's static binaries (kube-proxy's with Debian's nft beside it),
+  preloaded into the node's containerd,
 and three changes that this host needs, each found in the feasibility run:
 1. kubeadm waits for containerd: kind runs `kubeadm init` as soon as the node boots, and Debian's containerd
    1.6 was not yet listening at kubeadm's preflight (a wrapper waits up to a minute for `ctr version`,
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -40,7 +42,7 @@ from harness.toolchain.cache import BinaryCache
 from harness.toolchain.gobuild import go_env
 from harness.toolchain.gotool import find_go
 from harness.toolchain.install import Toolchain
-from harness.toolchain.versions import ETCD_VERSION, KIND_VERSION, KUBERNETES_DEFAULT
+from harness.toolchain.versions import COREDNS_VERSION, ETCD_VERSION, KIND_VERSION, KUBERNETES_DEFAULT
 
 REPOSITORY = "quorum/kind-node"
 LABEL = "org.quorum.recipe"
@@ -51,8 +53,20 @@ PACKAGES = (
     "runc", "containernetworking-plugins", "socat",
 )
 BASE_RECIPE = base_image.Recipe(packages=PACKAGES)
-CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy")
+CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 ETCD_IMAGE = f"registry.k8s.io/etcd:{ETCD_VERSION.lstrip('v')}-0"  # kind's config pins kubeadm to it (imageTag)
+COREDNS_IMAGE = f"registry.k8s.io/coredns/coredns:{COREDNS_VERSION}"  # kubeadm's coredns addon (entrypoint /coredns)
+# kube-proxy runs in nftables mode (harness/kind/cluster.py): it programs Services with Debian's nft, so its image
+# holds the static kube-proxy and nft with exactly the libraries ldd names, copied out of the node's base image
+# (the iptables mode would also need every xtables extension, which nothing lists)
+KUBE_PROXY_RECIPE = """FROM {base} AS tools
+RUN mkdir -p /out/etc && cp /etc/ld.so.cache /out/etc/ \\
+ && for f in /usr/sbin/nft $(ldd /usr/sbin/nft | grep -o '/[^ ]*'); do cp --parents -L "$f" /out; done
+FROM scratch
+COPY --from=tools /out/ /
+COPY kube-proxy /usr/local/bin/kube-proxy
+ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+"""
 PAUSE_IMAGES = ("registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10.1")  # containerd's, kubeadm 1.34's
 PAUSE_SOURCE = """package main
 
@@ -130,7 +144,7 @@ def kind_source(kind_version: str = KIND_VERSION) -> Path:
 
 
 def _inputs(kubernetes: str, toolchain: Toolchain) -> dict[str, str]:
-    binaries = ("kubelet", "kubeadm", "kubectl", *CONTROL_PLANE, "etcd", "etcdctl")
+    binaries = ("kubelet", "kubeadm", "kubectl", *CONTROL_PLANE, "kube-proxy", "etcd", "etcdctl", "coredns")
     digests = {name: hashlib.sha256(toolchain.path(name).read_bytes()).hexdigest() for name in binaries}
     return {"base": BASE_RECIPE.tag, "kubernetes": kubernetes, "kind": KIND_VERSION,
             **{path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in (Path(__file__), CNI_SCRIPT,
@@ -163,7 +177,7 @@ def build(engine: Engine, kubernetes: str = KUBERNETES_DEFAULT, say=lambda _: No
         intermediate = f"{REPOSITORY}-build:{name}"
         images: list[str] = []
         try:
-            _component_images(engine, toolchain, Path(work), images, say)
+            _component_images(engine, toolchain, base, Path(work), images, say)
             # --init: an init that reaps containerd when it is stopped before the commit
             docker.run(base, ["infinity"], entrypoint="sleep", detach=True, name=name, init=True,
                        security_options=["seccomp=unconfined"])
@@ -236,13 +250,29 @@ def _go_binary(work: Path, name: str, source_code: str) -> Path:
     return binary
 
 
-def _component_images(engine: Engine, toolchain: Toolchain, work: Path, images: list[str], say) -> None:
+def _kube_proxy_image(engine: Engine, tag: str, base: str, binary: Path, work: Path) -> str:
+    """kube-proxy with nft (KUBE_PROXY_RECIPE), built from the node's base image."""
+    context = work / "kube-proxy-context"
+    context.mkdir()
+    shutil.copy(binary, context / "kube-proxy")
+    (context / "kube-proxy").chmod(0o755)
+    (context / "Dockerfile").write_text(KUBE_PROXY_RECIPE.format(base=base))
+    engine.client.legacy_build(str(context), tags=[tag])
+    shutil.rmtree(context)
+    return tag
+
+
+def _component_images(engine: Engine, toolchain: Toolchain, base: str, work: Path, images: list[str], say) -> None:
     """Import each image kubeadm lists into Docker, appending its tag to `images` as soon as it exists (the
     caller removes them all after the build, a failed one too)."""
     kubernetes = str(toolchain.kubernetes)
     for name in CONTROL_PLANE:
         images.append(_import(engine, f"registry.k8s.io/{name}:{kubernetes}",
                               {f"/usr/local/bin/{name}": toolchain.path(name)}, work))
+    images.append(_kube_proxy_image(engine, f"registry.k8s.io/kube-proxy:{kubernetes}", base,
+                                    toolchain.path("kube-proxy"), work))
+    images.append(_import(engine, COREDNS_IMAGE, {"/coredns": toolchain.path("coredns")}, work,
+                          entrypoint='["/coredns"]'))
     images.append(_import(engine, ETCD_IMAGE, {"/usr/local/bin/etcd": toolchain.path("etcd"),
                                                "/usr/local/bin/etcdctl": toolchain.path("etcdctl")}, work))
     pause = _go_binary(work, "pause", PAUSE_SOURCE)

@@ -1,5 +1,6 @@
 """Pod-to-pod bandwidth on kind: an iperf3 server pod pinned to one node and a client pod pinned to another,
-so the traffic takes the path pods really take (pod veth, the node, Quorum's CNI routes, the other node).
+so the traffic takes the path pods really take (pod veth, the node, Quorum's CNI routes, the other node); or,
+via_service, to the server through a ClusterIP Service named by its DNS name (CoreDNS, then kube-proxy's DNAT).
 
 The pods run the locally built iperf3 image (harness/kind/images.py), which `quorum up` loads into every node;
 they are pinned with nodeName (no scheduler involved) and never pull. Both are deleted afterwards, whatever
@@ -51,7 +52,7 @@ def iperf3_image(cluster: KindCluster) -> str:
 
 def _pod(name: str, node: str, image: str, args: list[str]) -> k8s.V1Pod:
     return k8s.V1Pod(
-        metadata=k8s.V1ObjectMeta(name=name, labels={"app.kubernetes.io/managed-by": "quorum"}),
+        metadata=k8s.V1ObjectMeta(name=name, labels={"app.kubernetes.io/managed-by": "quorum", "quorum-pod": name}),
         spec=k8s.V1PodSpec(
             node_name=node, restart_policy="Never", termination_grace_period_seconds=0,
             tolerations=[k8s.V1Toleration(operator="Exists")],  # control-plane nodes are tainted
@@ -98,16 +99,28 @@ def parse_iperf3(output: str) -> tuple[float, int | None]:
     return received / 1e9, end.get("sum_sent", {}).get("retransmits")
 
 
-def pod_to_pod(cluster: KindCluster, sender: str, receiver: str, seconds: float = 3.0) -> PodBandwidth:
-    """TCP throughput from a pod on node `sender` to a pod on node `receiver` (short names: worker, worker2)."""
+def _service(name: str, pod: str) -> k8s.V1Service:
+    return k8s.V1Service(metadata=k8s.V1ObjectMeta(name=name, labels={"app.kubernetes.io/managed-by": "quorum"}),
+                         spec=k8s.V1ServiceSpec(selector={"quorum-pod": pod},
+                                                ports=[k8s.V1ServicePort(port=IPERF_PORT, target_port=IPERF_PORT)]))
+
+
+def pod_to_pod(cluster: KindCluster, sender: str, receiver: str, seconds: float = 3.0, *,
+               via_service: bool = False) -> PodBandwidth:
+    """TCP throughput from a pod on node `sender` to a pod on node `receiver` (short names: worker, worker2);
+    via_service: to the DNS name of a ClusterIP Service in front of the receiving pod, not to the pod's address."""
     core = k8s.CoreV1Api(api_client(cluster))
     image, tag = iperf3_image(cluster), secrets.token_hex(3)
-    server, names = f"quorum-iperf3-server-{tag}", []
+    server, names, service = f"quorum-iperf3-server-{tag}", [], None
     try:
         names.append(server)
         core.create_namespaced_pod(NAMESPACE, _pod(server, cluster.node(receiver), image, ["-s", "-p", str(IPERF_PORT)]),
                                    _request_timeout=10)
         address = _wait_for(core, server, {"Running"}, POD_START_TIMEOUT_S).status.pod_ip
+        if via_service:
+            service = f"quorum-iperf3-{tag}"
+            core.create_namespaced_service(NAMESPACE, _service(service, server), _request_timeout=10)
+            address = f"{service}.{NAMESPACE}.svc.cluster.local"
         problem = ""
         for attempt in range(CLIENT_ATTEMPTS):
             name = f"quorum-iperf3-client-{tag}-{attempt}"
@@ -122,8 +135,15 @@ def pod_to_pod(cluster: KindCluster, sender: str, receiver: str, seconds: float 
             except PodBandwidthError as error:
                 problem = str(error)
                 time.sleep(1)
-        raise PodBandwidthError(f"iperf3 pod {sender} -> pod {receiver} failed {CLIENT_ATTEMPTS} times: {problem}",
+        raise PodBandwidthError(f"iperf3 pod {sender} -> {'service of ' if via_service else ''}pod {receiver} failed "
+                                f"{CLIENT_ATTEMPTS} times: {problem}",
                                 "kubectl get pods -o wide; kubectl logs <client pod>")
     finally:
         for name in names:
             _delete(core, name)
+        if service is not None:
+            try:
+                core.delete_namespaced_service(service, NAMESPACE, _request_timeout=10)
+            except ApiException as error:
+                if error.status != 404:
+                    raise

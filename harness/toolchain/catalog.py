@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from harness.toolchain.versions import (ALLURE_VERSION, ETCD_MODULES, ETCD_VERSION, KIND_VERSION, KUBERNETES_BINARIES,
-                                       KWOK_VERSION, Version)
+from harness.toolchain.versions import (ALLURE_VERSION, COREDNS_VERSION, ETCD_MODULES, ETCD_VERSION, KIND_VERSION,
+                                       KUBERNETES_BINARIES, KWOK_VERSION, Version)
 
 
 class Source(str, Enum):
@@ -53,6 +53,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("kwok", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwok", pinned=KWOK_VERSION),
     Tool("kwokctl", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwokctl", pinned=KWOK_VERSION),
     Tool("kind", Source.GO_INSTALL, ("version",), package="sigs.k8s.io/kind", pinned=KIND_VERSION),
+    # the cluster DNS of kind clusters (kubeadm's coredns addon), built into the kind node image
+    Tool("coredns", Source.GO_INSTALL, ("-version",), package="github.com/coredns/coredns", pinned=COREDNS_VERSION),
     Tool("etcd", Source.GO_WRAPPER, ("--version",), package="go.etcd.io/etcd/server/v3", pinned=ETCD_VERSION,
          modules=ETCD_MODULES),
     Tool("etcdctl", Source.GO_WRAPPER, ("version",), package="go.etcd.io/etcd/etcdctl/v3", pinned=ETCD_VERSION,

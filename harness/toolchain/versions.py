@@ -26,6 +26,8 @@ ETCD_MODULES: tuple[str, ...] = (
     "go.etcd.io/etcd/client/pkg/v3@v3.5.21", "go.etcd.io/etcd/client/v3@v3.5.21", "go.etcd.io/etcd/client/v2@v2.305.21",
     "go.etcd.io/etcd/pkg/v3@v3.5.21", "go.etcd.io/etcd/raft/v3@v3.5.21",
 )
+# kubeadm v1.34's constants.CoreDNSVersion: the image tag its coredns addon asks for (kind's node image holds it)
+COREDNS_VERSION = "v1.12.1"
 ALLURE_VERSION = "3.18.0"  # npm package `allure`: Allure Report 3, renders HTML without Java
 
 KUBERNETES_BINARIES: tuple[str, ...] = (

@@ -6,7 +6,7 @@ import yaml
 from harness.errors import ClusterError
 from harness.kind.cluster import KindShape, kind_config
 from harness.kind.host_limits import INOTIFY_MINIMUMS, raise_inotify_limits
-from harness.kind.node_image import ETCD_IMAGE, _normalized
+from harness.kind.node_image import COREDNS_IMAGE, ETCD_IMAGE, _normalized
 
 
 def _patch(config: dict, kind: str) -> dict:
@@ -16,11 +16,13 @@ def _patch(config: dict, kind: str) -> dict:
 def test_the_config_has_the_asked_roles_and_the_offline_settings():
     config = kind_config(KindShape(control_planes=3, workers=2))
     assert [n["role"] for n in config["nodes"]] == ["control-plane"] * 3 + ["worker"] * 2
-    assert config["networking"] == {"kubeProxyMode": "none"}, "Quorum's CNI comes from the node image"
+    # Quorum's CNI comes from the node image; kube-proxy's image carries nft, not the iptables extensions
+    assert config["networking"] == {"kubeProxyMode": "nftables"}
     assert _patch(config, "KubeletConfiguration")["failCgroupV1"] is False
     assert f"registry.k8s.io/etcd:{_patch(config, 'ClusterConfiguration')['etcd']['local']['imageTag']}" == ETCD_IMAGE
-    # a patch replaces kind's own skipPhases list: kube-proxy's addon must stay skipped with coredns's
-    assert set(_patch(config, "InitConfiguration")["skipPhases"]) == {"addon/coredns", "addon/kube-proxy"}
+    # no addon is skipped: the node image holds kube-proxy's and coredns's images (kubeadm's coredns tag)
+    assert not any(yaml.safe_load(p).get("kind") == "InitConfiguration" for p in config["kubeadmConfigPatches"])
+    assert COREDNS_IMAGE == "registry.k8s.io/coredns/coredns:v1.12.1"
 
 
 @pytest.mark.parametrize("control_planes, workers", [(0, 2), (1, -1)])
