@@ -30,13 +30,19 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
                                                    "test_kind_lb_standin.py", "test_scenarios_on_docker.py")}
 
 
+# process-backend twins in the process lane, to balance the lanes: the docker lane holds every kind cluster, and was
+# the longer one by about 5 minutes in CI (2026-11-25)
+PROCESS_LANE_TWINS = {"etcd-split-member", "etcd-2-members", "restart-never", "slow-links"}
+
+
 def process_lane_twins() -> set[str]:
     """The twins whose tests run in the process lane; a twin's tests never split across lanes, since they share
     its topology's subnet. The load suite's twin: API load on 1000 hollow nodes, never two at once, or both would
     judge a starved machine. The conformance checks' twins: short read-only runs that balance the lanes."""
     from tests.integration.test_defect_twins import CASES, CONFORMANCE
 
-    return {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")} | set(CONFORMANCE)
+    loads = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
+    return loads | set(CONFORMANCE) | PROCESS_LANE_TWINS
 
 
 def lane_of(nodeid: str) -> str:
