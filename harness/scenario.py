@@ -66,11 +66,11 @@ def exits_within(cluster: Cluster, history: History, component_id: str, pid: int
 
 
 def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_s: float, *,
-                       from_up: bool = False) -> float | None:
+                       from_up: bool = False, seen_up_event: threading.Event | None = None) -> float | None:
     """Poll the load balancer's admin socket until it marks `server` DOWN; the moment is recorded in the
     History (lb.marked-down) for the lb-detection checker. Returns the monotonic time, or None.
     from_up: only a change from UP counts (a watch started before the fault must not record a DOWN left over
-    from before it, such as an apiserver still counting its rise checks)."""
+    from before it, such as an apiserver still counting its rise checks); seen_up_event is set once it was UP."""
     from harness.checkers.lb import MARKED_DOWN
     from harness.errors import ClusterError
     from harness.lbstate import is_down
@@ -88,30 +88,43 @@ def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_
         if seen_up and is_down(state):
             return history.event(MARKED_DOWN, server=server).t
         seen_up = seen_up or state == "UP"
+        if seen_up and seen_up_event is not None:
+            seen_up_event.set()
         time.sleep(0.1)
     return None
 
 
 @contextlib.contextmanager
-def watching_lb_marks_down(cluster: Cluster, history: History, server: str,
-                           timeout_s: float) -> Iterator[Callable[[], float | None]]:
-    """wait_lb_marks_down in the background, started before a fault acts: a fault that stops an apiserver gracefully
-    blocks while the load balancer already takes it out of rotation (its shutdown delay). Yields a function that
-    waits for the result (the moment it was marked DOWN, or None)."""
+def watching_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_s: float,
+                           up_within_s: float) -> Iterator[Callable[[], float | None]]:
+    """wait_lb_marks_down in the background, started before a fault acts: a fault that restarts an apiserver blocks
+    while it stops (SIGTERM, a grace, SIGKILL), and the load balancer's checks fail from the SIGTERM on, so its
+    detection starts there. The block is entered only once the LB marks `server` UP (within up_within_s), so the
+    fault starts from a server in rotation. Yields a function that waits for the result (the moment it was marked
+    DOWN, or None)."""
+    from harness.errors import ClusterError
+
     found: list[float | None] = []
+    up = threading.Event()
     watcher = threading.Thread(
-        target=lambda: found.append(wait_lb_marks_down(cluster, history, server, timeout_s, from_up=True)),
+        target=lambda: found.append(wait_lb_marks_down(cluster, history, server, timeout_s + up_within_s,
+                                                       from_up=True, seen_up_event=up)),
         name=f"lb-watch-{server}", daemon=True)
     watcher.start()
+    if not up.wait(up_within_s):
+        states = [e.get("state") for e in history.events_of("lb.state", server=server)]
+        raise ClusterError(f"the load balancer did not mark {server} UP within {up_within_s:.0f}s, so a fault "
+                           f"cannot start from it in rotation (states it reported: {', '.join(states) or 'none'})",
+                           "quorum status shows what is unhealthy; the apiserver's log says why it is not ready")
 
     def marked_down() -> float | None:
-        watcher.join(timeout_s + 5.0)
+        watcher.join(timeout_s + up_within_s + 5.0)
         return found[0] if found else None
 
     try:
         yield marked_down
     finally:
-        watcher.join(timeout_s + 5.0)
+        watcher.join(timeout_s + up_within_s + 5.0)
 
 
 def wait_recorded(history: History, event: str, predicate, timeout_s: float, *, after=None, interval_s: float = 0.5,

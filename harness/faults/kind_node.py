@@ -1,6 +1,7 @@
 """Faults of one kind node container: frozen (`docker pause`), or cut off from the cluster's other nodes by
-iptables inside it (any node, or the one whose stacked etcd member leads). Heal leaves the node running and connected; partition rules carry the fault's tag
-(harness/faults/network.py), so heal removes exactly them, also after a killed run (`quorum heal`)."""
+iptables inside it (any node, or the one whose stacked etcd member leads). Heal leaves the node running and
+connected; partition rules carry the fault's tag (harness/faults/network.py), so heal removes exactly them, also
+after a killed run (`quorum heal`)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ read (probe="get": GET of the default namespace, a linearizable read that goes t
 
 /readyz is ClusterLoader2's availability probe. A real read is what a client sees: the two differ while an
 apiserver shuts down gracefully, when /readyz fails on purpose (so load balancers stop sending it traffic) while
-it still serves every request (its --shutdown-delay-duration).
+it still serves requests, and while a restarted one runs its post-start hooks, when it serves reads but is not
+ready yet.
 
 By default each worker keeps one persistent HTTPS connection, like the cluster's long-lived clients
 (controllers, kubelets): when the backend it is pinned to dies, the request in flight fails and the
