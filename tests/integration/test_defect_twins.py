@@ -30,9 +30,10 @@ CASES = [
     ("etcd-no-peer-tls", "scenarios/etcd/test_etcd_quorum.py", "use_tls", "etcd URLs without TLS"),
     # one member of three split off into a cluster of its own: it acknowledges writes alone, it names itself leader
     # while the others name theirs (split brain: no leader to isolate), and the real cluster can lose no member
-    ("etcd-split-member", "scenarios/etcd/test_etcd_quorum.py", "without_quorum or partitioned_leader or removed_member",
+    ("etcd-split-member", "scenarios/etcd/test_etcd_quorum.py",
+     "without_quorum or partitioned_leader or removed_member or disaster_recovery",
      ("a member without quorum acknowledged a write", "no etcd leader agreed on by the members",
-      "etcd refused /v3/cluster/member/remove")),
+      "etcd refused /v3/cluster/member/remove", "the surviving member c3 acknowledged a write without quorum")),
     # the blind LB keeps sending new connections to an apiserver with a bad flag (in a rolling change too) and to
     # one that restarts, whose refused connections it does not retry elsewhere
     ("lb-no-health-check", "scenarios/apiserver_flags/test_flag_corruption.py", "wrong-etcd-endpoint or rolling",
