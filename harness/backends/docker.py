@@ -42,7 +42,7 @@ def network_name(run_id: str) -> str:
 
 
 def bridge_name(run_id: str) -> str:
-    return f"qd-{run_id}"
+    return f"{netns.PREFIX_DOCKER_BRIDGE}{run_id}"
 
 
 def egress_rule(run_id: str) -> list[str]:
@@ -133,6 +133,29 @@ def teardown(state: RunState) -> list[str]:
             removed.append(f"docker network {state.docker_network}")
     except (DockerException, DockerUnavailable) as error:
         print(f"quorum: docker teardown: {error}", file=sys.stderr)
+    return removed
+
+
+def remove_run(run_id: str) -> list[str]:
+    """Everything of Docker's that one run left, found by its labels alone (the run's state may be long gone):
+    its kind nodes, its host containers, then its network."""
+    if not engine_answers():
+        return []
+    from harness.kind.cluster import cluster_name, remove_nodes  # late: the kind package imports this module
+
+    removed = remove_nodes(cluster_name(run_id))
+    docker = client()
+    try:
+        for container in docker.container.list(all=True, filters=[("label", f"{LABEL}={run_id}")]):
+            name = container.name
+            docker.container.remove(name, force=True, volumes=True)
+            removed.append(f"container {name}")
+        for network in docker.network.list(filters=[("label", f"{LABEL}={run_id}")]):
+            name = network.name
+            docker.network.remove(name)
+            removed.append(f"docker network {name}")
+    except DockerException as error:
+        removed.append(f"(run {run_id}'s Docker objects not all removed: {error})")
     return removed
 
 

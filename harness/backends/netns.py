@@ -19,6 +19,7 @@ import fcntl
 import ipaddress
 import json
 import shlex
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +30,9 @@ from harness.shell import CommandError, run
 from harness.topology import QUORUM_RANGE, bridge_address
 
 PREFIX_NETNS = "qrm-"
-PREFIX_BRIDGE = "qb-"
+PREFIX_BRIDGE = "qb-"  # the process backend's bridges
+PREFIX_DOCKER_BRIDGE = "qd-"  # the bridges of the docker and kind backends' Docker networks
+BRIDGE_PREFIXES = (PREFIX_BRIDGE, PREFIX_DOCKER_BRIDGE)
 PREFIX_VETH = "qv-"
 GUARD_METRIC = "4096"
 NETWORK_LOCK = Path("/run/lock/quorum-network.lock")  # tmpfs: gone at reboot; flock ends with its holder
@@ -129,6 +132,11 @@ def claim_subnet(subnet: ipaddress.IPv4Network) -> Iterator[None]:
     """Refuse a subnet in use, add the guard route, and let the caller create its bridge (with an address in
     `subnet`) before any other run may check or claim: the bridge is what keeps the guard in place."""
     with network_lock():
+        from harness.backends import orphans  # late: orphans imports this module
+
+        for removed in orphans.reclaim(subnet):
+            print(f"quorum: removed {removed}, left by a run this machine no longer knows (killed, then a reboot)",
+                  file=sys.stderr)
         overlaps = overlapping_routes(subnet)
         if overlaps:
             raise ClusterError(
@@ -140,7 +148,7 @@ def claim_subnet(subnet: ipaddress.IPv4Network) -> Iterator[None]:
 
 
 def remove_guard_route_if_unused() -> None:
-    """The guard goes with the last Quorum bridge (process, docker and kind runs all name theirs qb-)."""
+    """The guard goes with the last Quorum bridge of any backend."""
     with network_lock():
         if not quorum_bridges():
             remove_guard_route()
@@ -148,7 +156,7 @@ def remove_guard_route_if_unused() -> None:
 
 def quorum_bridges() -> list[str]:
     links = json.loads(run(["ip", "-j", "link", "show", "type", "bridge"]) or "[]")
-    return [link["ifname"] for link in links if link["ifname"].startswith(PREFIX_BRIDGE)]
+    return [link["ifname"] for link in links if link["ifname"].startswith(BRIDGE_PREFIXES)]
 
 
 def link_exists(name: str) -> bool:

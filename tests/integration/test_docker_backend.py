@@ -1,6 +1,7 @@
 """The docker backend on a real engine: ha3 in privileged containers built from the local base image,
 the node faults, and a teardown that leaves nothing behind."""
 
+import ipaddress
 import time
 
 import pytest
@@ -108,3 +109,31 @@ def test_status_names_the_backend_and_every_component(ha3_docker):
     assert "etcd leader: c" in out.stdout
     # HAProxy runs inside the lb container; its admin socket is read through the bind-mounted run dir
     assert "load balancer: c1 UP, c2 UP, c3 UP" in out.stdout
+
+
+def test_a_network_the_engine_restored_for_a_run_this_machine_no_longer_knows_gives_its_subnet_back():
+    """Docker keeps its networks across a reboot, the registry of runs does not: a killed run's network, with a
+    node container still attached, comes back with the engine and holds its subnet. A run claiming that subnet
+    removes both (a live run's are never touched: tests/integration/test_process_backend.py)."""
+    from harness.backends import netns
+    from harness.docker import base_image
+
+    engine = ensure_engine()
+    image, _ = base_image.build(engine)
+    run_id, subnet = "0rphd1", "10.213.197.0/24"  # outside the spare /24s (200-249)
+    docker = client()
+    docker.network.create(docker_backend.network_name(run_id), driver="bridge", subnet=subnet, gateway="10.213.197.1",
+                          labels={docker_backend.LABEL: run_id},
+                          options=[f"com.docker.network.bridge.name={docker_backend.bridge_name(run_id)}"])
+    docker.container.create(image, name=docker_backend.container_name(run_id, "c1"), labels={docker_backend.LABEL: run_id},
+                            networks=[docker_backend.network_name(run_id)])
+    try:
+        assert netns.overlapping_routes(ipaddress.ip_network(subnet)), "the stand-in leftover holds no subnet"
+        with netns.claim_subnet(ipaddress.ip_network(subnet)):
+            pass
+        assert not docker.container.exists(docker_backend.container_name(run_id, "c1"))
+        assert not docker_backend.network_exists(docker_backend.network_name(run_id))
+        assert not netns.link_exists(docker_backend.bridge_name(run_id))
+    finally:
+        docker_backend.remove_run(run_id)
+        netns.remove_guard_route_if_unused()

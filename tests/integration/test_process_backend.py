@@ -13,6 +13,7 @@ import pytest
 from harness.backends import netns, process
 from harness.errors import ClusterError
 from harness.shell import run
+from harness.state import RunState, register, unregister
 from tests.integration.conftest import CLUSTERS, running
 from tests.integration.leftovers import quorum_leftovers
 
@@ -169,3 +170,26 @@ def test_the_guard_route_stays_while_another_run_claims_its_subnet():
         netns.remove_guard_route_if_unused()
     with netns.network_lock():  # what the lock guarantees, whatever other runs do meanwhile: a bridge has its guard
         assert not netns.quorum_bridges() or netns.guard_route_present()
+
+
+def test_a_bridge_left_by_a_run_this_machine_no_longer_knows_gives_its_subnet_back():
+    """After a reboot the registry is empty, yet a killed run's bridge (kept by Docker, which restores its networks)
+    may still hold the subnet; a registered run's bridge, starting or running, is never taken for a leftover."""
+    subnet = ipaddress.ip_network("10.213.198.0/24")  # outside the spare /24s (200-249)
+    registered = RunState(run_id="0rphb2", name="orphan-test", run_dir="/nonexistent")
+    for host, run_id in enumerate(("0rphb1", registered.run_id), start=1):
+        bridge = netns.bridge_name(run_id)
+        run(["ip", "link", "add", bridge, "type", "bridge"])
+        run(["ip", "addr", "add", f"10.213.198.{host}/24", "dev", bridge])
+    register(registered)
+    try:
+        with pytest.raises(ClusterError, match="qb-0rphb2"):  # the registered run's bridge stays where it is
+            with netns.claim_subnet(subnet):
+                pass
+        assert not netns.link_exists("qb-0rphb1"), "the unregistered run's bridge was not reclaimed"
+        assert netns.link_exists("qb-0rphb2")
+    finally:
+        unregister(registered.run_id)
+        for run_id in ("0rphb1", registered.run_id):
+            run(["ip", "link", "del", netns.bridge_name(run_id)], check=False)
+        netns.remove_guard_route_if_unused()
