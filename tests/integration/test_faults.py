@@ -185,6 +185,8 @@ def test_remove_member_and_add_it_back_with_a_fresh_data_directory(ha3, nemesis)
     wait(lambda: ha3.component_health()["etcd@c3"], what="c3 healthy")
 
 
+@pytest.mark.deep("the disaster-recovery scenario (the main job's etcd suite) injects and heals the same fault, "
+                  "and judges more")
 def test_losing_quorum_for_good_and_restoring_from_the_snapshot(ha3, nemesis):
     url = ha3.etcd_urls[2]
     etcdctl(ha3, url, "put", "/quorum/dr-canary", "before")

@@ -48,3 +48,14 @@ def test_the_docker_lanes_copies_of_topologies_are_on_subnets_of_their_own(topol
     copy = in_docker_lane(ROOT / "clusters" / topology, tmp_path)
     subnet = load_topology(copy).network.subnet
     assert str(subnet) not in {str(s) for s in used}, f"{topology}'s docker-lane copy shares {subnet} with a checked-in topology"
+
+
+def test_every_deep_twin_names_a_case_and_ci_keeps_a_kind_twin_for_each_kind_only_suite():
+    """A misspelt DEEP entry would leave a case in CI unnoticed; a kind-only suite (static pods, pod bandwidth)
+    without a twin in CI would leave CI without proof that it can fail."""
+    from tests.integration.test_defect_twins import DEEP
+
+    ids = {case_id(twin, suite): suite for twin, suite, _, _ in CASES}
+    assert set(DEEP) <= set(ids), f"DEEP names no case: {set(DEEP) - set(ids)}"
+    in_ci = {suite for case, suite in ids.items() if case not in DEEP}
+    assert {"scenarios/static_pods/test_static_pods.py", "scenarios/bandwidth/test_pod_bandwidth.py"} <= in_ci
