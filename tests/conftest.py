@@ -87,6 +87,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not config.getoption("--deep"):
         for item in items:
             marker = item.get_closest_marker("deep")
+            if marker is not None and not marker.args:
+                raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.deep needs its reason, "
+                                        "e.g. @pytest.mark.deep(\"what already proves it in CI\")")
             if marker is not None:
                 item.add_marker(pytest.mark.skip(reason=f"deep, runs with --deep (nightly): {marker.args[0]}"))
     in_a_lane = hasattr(config, "workerinput")  # an xdist worker: the other lane runs at the same time
