@@ -2,7 +2,7 @@
 # The two set-up-free entry points of the README:
 #   ./run.sh scenarios   the main job: the scenario suites against the default topology
 #   ./run.sh tests       Quorum's own tests (what CI runs)
-# Each installs what it needs: Debian packages, a Python virtualenv (cached by the hash of
+# Each installs what it needs: Debian packages, a Python virtualenv (cached by the hash of the dependency list in
 # pyproject.toml), and the toolchain (Kubernetes built from the Go module proxy, cached by version).
 # Extra arguments go to pytest.
 set -euo pipefail
@@ -33,7 +33,10 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
   echo "fix: apt-get install python3 (Debian 12 ships 3.11), or set QUORUM_PYTHON=/path/to/python3.11" >&2
   exit 2
 fi
-venv="$cache/venv-$( (cat pyproject.toml; "$python" --version) | sha256sum | cut -c1-16)"
+# keyed by the dependency list and the interpreter, not the whole pyproject.toml: a new marker or package-data line
+# must not rebuild the virtualenv
+deps="$("$python" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))')"
+venv="$cache/venv-$( (echo "$deps"; "$python" --version) | sha256sum | cut -c1-16)"
 if [ ! -e "$venv/.ready" ]; then
   echo "▶ Python virtualenv $venv"
   if ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
@@ -41,8 +44,7 @@ if [ ! -e "$venv/.ready" ]; then
   fi
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/python" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
-    > "$venv/requirements.txt"
+  echo "$deps" > "$venv/requirements.txt"
   "$venv/bin/pip" install -q --upgrade "setuptools>=68" wheel
   "$venv/bin/pip" install -q -r "$venv/requirements.txt"
   touch "$venv/.ready"

@@ -24,12 +24,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import RESULTS, write_results  # noqa: E402
 
-from harness.backends import process  # noqa: E402
-from harness.docker import base_image  # noqa: E402
-from harness.docker.engine import ensure_engine  # noqa: E402
-from harness.kind import cluster as kind_cluster  # noqa: E402
-from harness.kind import node_image  # noqa: E402
-from harness.state import RunState, register  # noqa: E402
+from harness.backends.process import up as process  # noqa: E402
+from harness.backends.docker import base_image  # noqa: E402
+from harness.backends.docker.engine import ensure_engine  # noqa: E402
+from harness.backends.kind import cluster as kind_cluster  # noqa: E402
+from harness.backends.kind import node_image  # noqa: E402
+from harness.run.state import RunState, register  # noqa: E402
 
 
 def _kept(what: str) -> float | None:

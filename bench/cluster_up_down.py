@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import write_results  # noqa: E402
 
-from harness.backends import process  # noqa: E402
+from harness.backends.process import up as process  # noqa: E402
 
 
 def one_run(topology: Path) -> dict[str, float]:

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import write_results as _write_results  # noqa: E402
 
-from harness.backends import process  # noqa: E402
+from harness.backends.process import up as process  # noqa: E402
 from harness.checkers.slo import error_rate, heartbeat_health, latency_slo  # noqa: E402
 from harness.history import History  # noqa: E402
 from harness.load.generator import LoadGenerator, spec_for  # noqa: E402

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import write_results  # noqa: E402
 
-from harness.backends import process  # noqa: E402
+from harness.backends.process import up as process  # noqa: E402
 from harness.history import History  # noqa: E402
 from harness.monitors import ApiProber, EtcdWriter, LeaderWatcher  # noqa: E402
 

@@ -16,7 +16,7 @@ from harness.errors import ClusterError, QuorumError
 from harness.toolchain.versions import KUBERNETES_DEFAULT
 
 if TYPE_CHECKING:  # imported lazily at run time: it needs Docker's client
-    from harness.kind.handle import KindCluster
+    from harness.backends.kind.handle import KindCluster
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -72,15 +72,15 @@ def images() -> None:
               help="also kind's node image (control-plane images preloaded) and its load balancer stand-in")
 def images_build(with_kind: bool) -> None:
     """Build every image that is missing (starts a Docker engine if none runs and it may)."""
-    from harness.docker import base_image
-    from harness.docker.engine import ensure_engine
+    from harness.backends.docker import base_image
+    from harness.backends.docker.engine import ensure_engine
 
     say = lambda m: errors.print(m, highlight=False)  # noqa: E731 - progress goes to stderr
     engine = ensure_engine(say=say)
     built = [("node base", *base_image.build(engine, say=say))]
     if with_kind:
-        from harness.kind import images as kind_images
-        from harness.kind import node_image
+        from harness.backends.kind import images as kind_images
+        from harness.backends.kind import node_image
 
         built.append(("kind node", *node_image.build(engine, say=say)))
         base_tag = base_image.Recipe().tag
@@ -95,10 +95,10 @@ def images_build(with_kind: bool) -> None:
 @images.command("status")
 def images_status() -> None:
     """Each image Quorum needs: tag (a hash of its recipe), present or missing, size."""
-    from harness.docker import base_image
-    from harness.docker.engine import ensure_engine
-    from harness.kind import images as kind_images
-    from harness.kind import node_image
+    from harness.backends.docker import base_image
+    from harness.backends.docker.engine import ensure_engine
+    from harness.backends.kind import images as kind_images
+    from harness.backends.kind import node_image
 
     engine = ensure_engine(say=lambda m: errors.print(m, highlight=False))
     table = Table("image", "tag", "present", "size", "recipe")
@@ -131,10 +131,10 @@ def images_status() -> None:
                    "topology (clusters/kind.yaml)")
 def up(topology: Path, run_dir: Path | None, timeout: float, backend: str) -> None:
     """Bring up TOPOLOGY and return when /readyz via the LB, etcd and both leases are healthy."""
-    from harness.backends import process
+    from harness.backends.process import up as process
 
     if backend == "kind":
-        from harness.kind import backend as kind_backend
+        from harness.backends.kind import backend as kind_backend
 
         handle = kind_backend.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False))
         console.print(f"kind cluster {handle.name} is ready: {handle.api_endpoint}")
@@ -153,7 +153,7 @@ def up(topology: Path, run_dir: Path | None, timeout: float, backend: str) -> No
 @click.option("--all", "everything", is_flag=True, help="remove every run and every leftover of crashed runs")
 def down(cluster: str | None, everything: bool) -> None:
     """Remove a cluster's processes, namespaces, bridge, firewall rules and state."""
-    from harness.backends import process
+    from harness.backends.process import up as process
 
     removed = process.down_all() if everything else process.down(process.find_run(cluster))
     for item in removed:
@@ -165,13 +165,13 @@ def down(cluster: str | None, everything: bool) -> None:
 @click.argument("cluster", required=False)
 def status(cluster: str | None) -> None:
     """Hosts, components, pids, restarts, health, the etcd leader and the lease holders."""
-    from harness.backends import process
-    from harness.cluster import Cluster
-    from harness.state import RunState
+    from harness.backends.process import up as process
+    from harness.backends.process.target import Cluster
+    from harness.run.state import RunState
 
     run_dir = process.find_run(cluster)
     if RunState.load(run_dir).backend == "kind":
-        from harness.kind.handle import KindCluster
+        from harness.backends.kind.handle import KindCluster
 
         _kind_status(KindCluster(run_dir))
         return
@@ -194,7 +194,7 @@ def status(cluster: str | None) -> None:
     for lease, host in c.lease_holders().items():
         console.print(f"{lease} lease: {host or 'unheld'}")
     if c.topology.hollow_nodes.count:
-        from harness.hollow import node_readiness
+        from harness.load.hollow import node_readiness
 
         total, ready = node_readiness(c.api)
         console.print(f"hollow nodes: {len(ready)} Ready of {total} (topology: {c.topology.hollow_nodes.count})")
@@ -206,8 +206,8 @@ def status(cluster: str | None) -> None:
 @click.option("-n", "--lines", default=50, show_default=True)
 def logs(component: str, cluster: str | None, lines: int) -> None:
     """Show the log of COMPONENT[@HOST] (e.g. kube-apiserver@c1)."""
-    from harness.backends import process
-    from harness.cluster import open_cluster
+    from harness.backends.process import up as process
+    from harness.backends.process.target import open_cluster
 
     c = open_cluster(process.find_run(cluster))
     if c.state.backend == "kind":
@@ -227,8 +227,8 @@ def logs(component: str, cluster: str | None, lines: int) -> None:
 @click.argument("cluster", required=False)
 def kubeconfig(cluster: str | None) -> None:
     """Print the path of the admin kubeconfig (it points at the load balancer)."""
-    from harness.backends import process
-    from harness.cluster import open_cluster
+    from harness.backends.process import up as process
+    from harness.backends.process.target import open_cluster
 
     console.print(str(open_cluster(process.find_run(cluster)).admin_kubeconfig))
 
@@ -250,10 +250,10 @@ def _kind_status(c: KindCluster) -> None:
 @click.argument("cluster", required=False)
 def heal(cluster: str | None) -> None:
     """Heal faults left by a harness that was killed: journaled faults, rules, shaping, paused processes."""
-    from harness.backends import process
-    from harness.cluster import open_cluster
+    from harness.backends.process import up as process
+    from harness.backends.process.target import open_cluster
     from harness.faults.sweep import heal_cluster
-    from harness.state import registered_runs
+    from harness.run.state import registered_runs
 
     process.require_root("heal")
     run_dirs = [process.find_run(cluster)] if cluster else [

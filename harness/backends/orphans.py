@@ -14,9 +14,9 @@ from __future__ import annotations
 import ipaddress
 import json
 
-from harness.backends import netns
+from harness.net import netns
 from harness.shell import run
-from harness.state import registered_runs
+from harness.run.state import registered_runs
 
 
 def orphan_bridges(subnet: ipaddress.IPv4Network) -> dict[str, str]:
@@ -38,7 +38,7 @@ def reclaim(subnet: ipaddress.IPv4Network) -> list[str]:
     removed = []
     for bridge, run_id in orphan_bridges(subnet).items():
         if bridge.startswith(netns.PREFIX_DOCKER_BRIDGE):
-            from harness.backends import docker  # late: docker imports netns
+            from harness.backends.docker import hosts as docker  # late: docker imports netns
 
             removed += docker.remove_run(run_id)
         if netns.link_exists(bridge):  # a process run's bridge, or a Docker bridge the engine did not remove

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.checkers.verdict import Status, Verdict, checker, fmt
 from harness.history import History
 
-MARKED_DOWN = "lb.marked-down"  # event {"server": host}, recorded by harness.scenario.wait_lb_marks_down
+MARKED_DOWN = "lb.marked-down"  # event {"server": host}, recorded by harness.scenario.helpers.wait_lb_marks_down
 
 
 @checker("lb-detection")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.components.base import ComponentSpec, HealthProbe, Layout
-from harness.lbstate import check_socket_path
+from harness.clients.haproxy_admin import check_socket_path
 from harness.topology import Component, Host
 
 
@@ -20,7 +20,7 @@ def config(layout: Layout, host: Host) -> str:
         "global",
         "  maxconn 4096",
         "  log stderr format short local0 info",
-        # read-only admin socket (root only): scenarios time the LB's detection from it (harness/lbstate.py)
+        # read-only admin socket (root only): scenarios time the LB's detection from it (harness/clients/haproxy_admin.py)
         f"  stats socket {admin_socket(layout, host)} mode 600 level user",
         "defaults",
         "  mode tcp",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.errors import FaultError
 from harness.history import History, now
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from python_on_whales.exceptions import DockerException
 
-from harness.backends.docker import attach, container_name, network_name
-from harness.cluster import Cluster
-from harness.docker.engine import client
+from harness.backends.docker.hosts import attach, container_name, network_name
+from harness.backends.process.target import Cluster
+from harness.backends.docker.engine import client
 from harness.errors import FaultError
 from harness.faults.base import Fault, wait_for
 

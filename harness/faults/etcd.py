@@ -12,13 +12,13 @@ from typing import Callable
 
 import requests
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.components import etcd as etcd_component
 from harness.errors import FaultError
-from harness.etcdctl import etcdctl
+from harness.clients.etcdctl import etcdctl
 from harness.faults.base import Fault, wait_for
 from harness.faults.process import _signal
-from harness.health import probe
+from harness.clients.health import probe
 from harness.shell import run
 from harness.topology import Component
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from python_on_whales.exceptions import DockerException
 
-from harness.docker.engine import client
+from harness.backends.docker.engine import client
 from harness.errors import FaultError
 from harness.faults.network import remove_tagged_rules, rule_tag
 from harness.faults.static_pod import KindNodeFault

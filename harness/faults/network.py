@@ -9,8 +9,8 @@ import secrets
 import shlex
 from dataclasses import dataclass, field
 
-from harness.backends.netns import shape
-from harness.cluster import Cluster
+from harness.net.netns import shape
+from harness.backends.process.target import Cluster
 from harness.errors import FaultError
 from harness.faults.base import Fault
 from harness.shell import CommandError, run

@@ -7,7 +7,7 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.errors import FaultError
 from harness.faults.base import Fault, wait_for
 

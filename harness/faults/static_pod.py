@@ -13,10 +13,10 @@ from pathlib import Path
 import yaml
 from python_on_whales.exceptions import DockerException
 
-from harness.docker.engine import client
+from harness.backends.docker.engine import client
 from harness.errors import ClusterError, FaultError
 from harness.faults.base import Fault
-from harness.kind.handle import COMM_LENGTH, MANIFESTS, STATIC_PODS
+from harness.backends.kind.handle import COMM_LENGTH, MANIFESTS, STATIC_PODS
 
 HELD_PREFIX = "/etc/kubernetes/.quorum-held-"  # a held manifest, outside MANIFESTS: the kubelet ignores it
 

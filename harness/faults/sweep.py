@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import signal
 
-from harness.backends.process import _pids_in
-from harness.cluster import Cluster
+from harness.backends.process.up import _pids_in
+from harness.backends.process.target import Cluster
 from harness.faults.base import heal_leftovers
 from harness.faults.network import remove_tagged_rules, restore_link
 from harness.faults.process import _signal, process_state, terminate

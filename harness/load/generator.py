@@ -14,7 +14,7 @@ from pathlib import Path
 
 import requests
 
-from harness.cluster import Cluster, environment_for_keepers
+from harness.backends.process.target import Cluster, environment_for_keepers
 from harness.history import History, Op, Outcome
 from harness.load.spec import LOAD_NAMESPACE, LoadSpec, parse_spec
 
@@ -153,6 +153,6 @@ def _remove_leftovers(cluster: Cluster) -> None:
 
 
 def _ensure_namespace(cluster: Cluster) -> None:
-    from harness.hollow import ensure_namespace
+    from harness.load.hollow import ensure_namespace
 
     ensure_namespace(cluster.api, LOAD_NAMESPACE)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import requests
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 

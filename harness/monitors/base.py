@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.history import History
 
 DEFAULT_MAX_S = 1800.0  # no monitor outlives half an hour, whatever the test does

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 import pyetcd
 import pyetcd.exceptions
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 

@@ -11,7 +11,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 

@@ -20,7 +20,7 @@ import time
 
 import requests
 
-from harness.cluster import LEASES, Cluster
+from harness.backends.process.target import LEASES, Cluster
 from harness.errors import FaultError
 from harness.history import History, now
 

@@ -14,7 +14,7 @@ from datetime import datetime
 
 import requests
 
-from harness.hollow import NODES_PATH, SELECTOR
+from harness.load.hollow import NODES_PATH, SELECTOR
 from harness.history import Outcome, now
 from harness.monitors.base import Monitor
 

@@ -8,7 +8,7 @@ import pytest
 from harness.checkers import availability, lb_detection
 from harness.monitors import ApiProber
 from harness.faults import ModifyFlags
-from harness.rollout import roll_back, rolling_flag_change
+from harness.scenario.rollout import roll_back, rolling_flag_change
 from harness.scenario import explain_all, judge, watching_lb_marks_down
 from fixtures.observe import observe_during_test
 from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from harness.bandwidth import iperf3_gbit
+from harness.monitors.bandwidth import iperf3_gbit
 from harness.checkers import availability
 from harness.faults import Bandwidth
 from harness.scenario import explain_all, judge

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.kind.pod_bandwidth import pod_to_pod
+from harness.backends.kind.pod_bandwidth import pod_to_pod
 from harness.scenario import judge
 from harness.thresholds import POD_TO_POD_FLOOR_GBIT
 

@@ -2,7 +2,7 @@
 
 Read-only (marker `conformance`, never destructive). Flags are read from each component's live command line
 (cluster.live_flags: /proc on the machine, or inside a kind node), reachability is tried from inside each
-host, files are read with pytest-testinfra inside each Quorum host (harness/hostinfra.py); object-level facts
+host, files are read with pytest-testinfra inside each Quorum host (harness/backends/process/hostinfra.py); object-level facts
 come from the Kubernetes API. The checks marked any_backend run on kind too, where kubeadm's layout is judged
 by the same invariants (docs/scenarios.md says which it does not keep). Each check names its
 invariant and where it comes from: seed 000 (Typhoon multi-controller release notes), seed 001 (Typhoon
@@ -15,9 +15,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from harness.flags import go_duration_s
-from harness.health import session
-from harness.hostinfra import testinfra_host
+from harness.components.flags import go_duration_s
+from harness.clients.health import session
+from harness.backends.process.hostinfra import testinfra_host
 from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.topology import Component
 

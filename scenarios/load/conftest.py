@@ -8,7 +8,7 @@ import allure
 import pytest
 
 from harness.checkers import slo
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.history import History
 from harness.load.generator import LoadGenerator, spec_for
 from harness.monitors.nodes import NodeReadiness

@@ -13,7 +13,7 @@ from harness.checkers import availability, lb_detection
 from harness.checkers.slo import error_rate, heartbeat_health, latency_slo, pods_kept
 from harness.checkers.verdict import Status
 from harness.faults import Kill, Partition
-from harness.hollow import NAMESPACE
+from harness.load.hollow import NAMESPACE
 from harness.scenario import explain_all, judge, wait_healthy, wait_lb_marks_down
 from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT,
                                 apiserver_cut_from_etcd_detection_s, leader_failover_max_s,

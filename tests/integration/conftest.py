@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.backends import netns, process
-from harness.cluster import Cluster
+from harness.net import netns
+from harness.backends.process import up as process
+from harness.backends.process.target import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTERS = ROOT / "clusters"

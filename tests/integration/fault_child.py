@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.faults import Nemesis, Partition, Pause
 from harness.faults.base import heal_on_signals
 

@@ -1,7 +1,7 @@
 """What a Quorum run can leave on the machine, so tests can assert that nothing is left."""
 
-from harness.backends import netns
-from harness.backends.process import _keeper_pids
+from harness.net import netns
+from harness.backends.process.up import _keeper_pids
 from harness.shell import run
 
 

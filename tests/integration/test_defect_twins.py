@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.kind.topology import is_kind_topology
+from harness.backends.kind.topology import is_kind_topology
 
 ROOT = Path(__file__).resolve().parents[2]
 

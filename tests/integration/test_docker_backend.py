@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from harness.backends import docker as docker_backend
+from harness.backends.docker import hosts as docker_backend
 from fixtures.cluster import SETTLE_S  # the time the pytest plugin gives a cluster to heal itself
-from harness.backends import process
-from harness.docker.engine import RUNTIME_NAME, client, ensure_engine, missing_capabilities
+from harness.backends.process import up as process
+from harness.backends.docker.engine import RUNTIME_NAME, client, ensure_engine, missing_capabilities
 from harness.faults import Nemesis, NodeDisconnect, NodeKill, NodePause, NodeRestart, PacketLoss
 from harness.history import History
 from harness.shell import run
@@ -115,8 +115,8 @@ def test_a_network_the_engine_restored_for_a_run_this_machine_no_longer_knows_gi
     """Docker keeps its networks across a reboot, the registry of runs does not: a killed run's network, with a
     node container still attached, comes back with the engine and holds its subnet. A run claiming that subnet
     removes both (a live run's are never touched: tests/integration/test_process_backend.py)."""
-    from harness.backends import netns
-    from harness.docker import base_image
+    from harness.net import netns
+    from harness.backends.docker import base_image
 
     engine = ensure_engine()
     image, _ = base_image.build(engine)

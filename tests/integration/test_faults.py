@@ -10,7 +10,7 @@ import pytest
 
 from harness.checkers import lb_detection
 from harness.errors import FaultError
-from harness.etcdctl import etcdctl
+from harness.clients.etcdctl import etcdctl
 from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuorumForGood, ModifyFlags, Nemesis,
                             PacketLoss, Partition, Pause, RemoveMember, Stop)
 from harness.faults.network import TAG
@@ -198,7 +198,7 @@ def test_losing_quorum_for_good_and_restoring_from_the_snapshot(ha3, nemesis):
 
 
 def test_destructive_faults_refuse_a_cluster_not_marked_disposable(ha3):
-    from harness.cluster import Cluster
+    from harness.backends.process.target import Cluster
 
     guarded = Cluster(ha3.run_dir)
     guarded.topology = guarded.topology.model_copy(update={"disposable": False})

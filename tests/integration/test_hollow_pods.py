@@ -7,7 +7,7 @@ import time
 
 import yaml
 
-from harness.hollow import NAMESPACE
+from harness.load.hollow import NAMESPACE
 from tests.integration.conftest import CLUSTERS, running
 
 SUBNET = "10.213.6.0/24"  # no other test uses it

@@ -1,5 +1,5 @@
 """A kind cluster built offline: `quorum up --backend kind clusters/kind.yaml` makes the node image from local
-parts (harness/kind/node_image.py) and runs kind's own `kind create cluster` with three control planes behind
+parts (harness/backends/kind/node_image.py) and runs kind's own `kind create cluster` with three control planes behind
 its load balancer (the HAProxy stand-in) and two workers, on a Quorum-owned network; the control plane runs as
 static pods, Quorum's CNI makes every node Ready and routes pods between nodes, the kind suites (leader
 election, etcd, static pods, pod-to-pod bandwidth) pass on it (CI's kind smoke run; their broken twins are in
@@ -18,21 +18,21 @@ from typing import NamedTuple
 
 import pytest
 
-from harness.backends import docker as docker_backend
-from harness.backends import process
-from harness.docker.engine import client
+from harness.backends.docker import hosts as docker_backend
+from harness.backends.process import up as process
+from harness.backends.docker.engine import client
 from harness.faults import Nemesis
 from harness.faults.kind_node import KindNodePause
 from harness.faults.static_pod import StaticPodStop
 from harness.faults.sweep import heal_cluster
 from harness.history import History
-from harness.kind import backend as kind_backend
-from harness.kind import cluster as kind
-from harness.kind.handle import MANIFESTS, KindCluster
-from harness.kind.pod_bandwidth import pod_to_pod
-from harness.kind.topology import load_kind_topology
+from harness.backends.kind import backend as kind_backend
+from harness.backends.kind import cluster as kind
+from harness.backends.kind.handle import MANIFESTS, KindCluster
+from harness.backends.kind.pod_bandwidth import pod_to_pod
+from harness.backends.kind.topology import load_kind_topology
 from harness.shell import run
-from harness.state import RunState
+from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
 from tests.integration.conftest import on_a_free_subnet
 

@@ -1,4 +1,4 @@
-"""kind's load balancer stand-in (harness/kind/lb_standin.py) for real: the image built from the node base
+"""kind's load balancer stand-in (harness/backends/kind/lb_standin.py) for real: the image built from the node base
 image, started with kind's own bootstrap command, configured the way kind configures Envoy (xDS files
 replaced by mv), in front of three real apiservers (ha3 on the docker backend)."""
 
@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from harness.backends import docker as docker_backend
-from harness.docker.engine import ensure_engine
+from harness.backends.docker import hosts as docker_backend
+from harness.backends.docker.engine import ensure_engine
 from harness.faults import Nemesis, Stop
 from harness.history import History
-from harness.kind.images import LB_IMAGE, build_lb_standin
+from harness.backends.kind.images import LB_IMAGE, build_lb_standin
 from tests.integration.conftest import CLUSTERS, in_docker_lane, running
 
 # kind v0.33's GenerateBootstrapCommand (pkg/cluster/internal/loadbalancer/config.go), bootstrap file abridged

@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-from harness.backends import netns, process
+from harness.net import netns
+from harness.backends.process import up as process
 from harness.errors import ClusterError
 from harness.shell import run
-from harness.state import RunState, register, unregister
+from harness.run.state import RunState, register, unregister
 from tests.integration.conftest import CLUSTERS, running
 from tests.integration.leftovers import quorum_leftovers
 
@@ -63,7 +64,7 @@ def test_etcd_refuses_plain_http_on_the_client_port(ha3):
 
 
 def test_anonymous_requests_get_health_but_nothing_else(ha3):
-    session = __import__("harness.health", fromlist=["session"]).session()
+    session = __import__("harness.clients.health", fromlist=["session"]).session()
     ca = str(ha3.layout.pki.ca.cert)
     assert session.get(f"{ha3.api_endpoint}/readyz", verify=ca, timeout=5).status_code == 200
     assert session.get(f"{ha3.api_endpoint}/api/v1/namespaces", verify=ca, timeout=5).status_code == 401

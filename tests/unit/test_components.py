@@ -4,7 +4,7 @@ import pytest
 
 from harness.components import Layout, specs_for
 from harness.errors import ClusterError
-from harness.flags import go_duration_s, parse_flags
+from harness.components.flags import go_duration_s, parse_flags
 from harness.topology import Component, load_topology, parse_topology
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"

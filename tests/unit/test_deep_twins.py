@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.kind.topology import is_kind_topology
+from harness.backends.kind.topology import is_kind_topology
 from tests.integration.test_defect_twins import CASES, DEEP, case_id
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends import process
+from harness.backends.process import up as process
 from harness.errors import ClusterError, ToolchainError
 from harness.toolchain.cache import BinaryCache
 from harness.toolchain.install import Toolchain
@@ -91,7 +91,7 @@ def test_a_failed_start_keeps_only_the_latest_error_lines():
 def test_a_network_lock_held_too_long_is_an_error_that_says_how_to_find_the_holder(monkeypatch, tmp_path):
     import fcntl
 
-    from harness.backends import netns
+    from harness.net import netns
 
     monkeypatch.setattr(netns, "NETWORK_LOCK", tmp_path / "network.lock")
     with (tmp_path / "network.lock").open("a") as holder:  # another open file: flock conflicts as between processes

@@ -4,9 +4,9 @@ import pytest
 import yaml
 
 from harness.errors import ClusterError
-from harness.kind.cluster import KindShape, kind_config
-from harness.kind.host_limits import INOTIFY_MINIMUMS, raise_inotify_limits
-from harness.kind.node_image import COREDNS_IMAGE, ETCD_IMAGE, _normalized
+from harness.backends.kind.cluster import KindShape, kind_config
+from harness.backends.kind.host_limits import INOTIFY_MINIMUMS, raise_inotify_limits
+from harness.backends.kind.node_image import COREDNS_IMAGE, ETCD_IMAGE, _normalized
 
 
 def _patch(config: dict, kind: str) -> dict:

@@ -5,8 +5,8 @@ import subprocess
 
 import pytest
 
-from harness.kind.defects import without_health_checks
-from harness.kind.lb_standin import Endpoint, endpoints, render
+from harness.backends.kind.defects import without_health_checks
+from harness.backends.kind.lb_standin import Endpoint, endpoints, render
 
 # kind's ProxyLDSConfigTemplate and ProxyCDSConfigTemplate rendered for three control planes
 LDS = '''

@@ -18,8 +18,8 @@ from harness.faults.base import Nemesis
 from harness.faults.kind_node import KindNodePartition, KindNodePause
 from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill, corrupted
 from harness.history import History
-from harness.kind.pod_bandwidth import PodBandwidthError, parse_iperf3
-from harness.kind.topology import is_kind_topology, load_kind_topology
+from harness.backends.kind.pod_bandwidth import PodBandwidthError, parse_iperf3
+from harness.backends.kind.topology import is_kind_topology, load_kind_topology
 from harness.thresholds import (KIND_LB_DETECTION_S, kind_manifest_restore_s, kind_partition_recovery_s,
                                 kind_power_loss_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
 from harness.topology import Component
@@ -327,7 +327,7 @@ def test_an_iperf3_run_without_a_result_is_an_error_that_says_why(output, says):
 
 
 def test_a_node_that_is_not_ready_is_reported_with_the_kubelets_reason():
-    from harness.kind.handle import not_ready_reason
+    from harness.backends.kind.handle import not_ready_reason
 
     ready = {"status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
                                        {"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}

@@ -12,7 +12,7 @@ import pytest
 from harness.errors import ClusterError
 from harness.components import haproxy
 from harness.components.base import Layout
-from harness.lbstate import MAX_SOCKET_PATH, check_socket_path, is_down, server_states
+from harness.clients.haproxy_admin import MAX_SOCKET_PATH, check_socket_path, is_down, server_states
 from harness.topology import load_topology
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"

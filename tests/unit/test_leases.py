@@ -5,8 +5,8 @@ import itertools
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from harness.cluster import LEASES
-from harness.etcdapi import MemberStatus
+from harness.backends.process.target import LEASES
+from harness.clients.etcdapi import MemberStatus
 from harness.history import History
 from harness.monitors.leases import LeaderWatcher
 

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from harness.errors import TopologyError
-from harness.kind.topology import is_kind_topology, load_kind_topology
+from harness.backends.kind.topology import is_kind_topology, load_kind_topology
 from harness.topology import Component, load_topology, parse_topology
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from harness.state import RunState
+from harness.run.state import RunState
 
 
 class RunHandle:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import requests
 
-from harness.health import session
+from harness.clients.health import session
 from harness.pki import Pair
 
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}"

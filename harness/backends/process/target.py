@@ -7,20 +7,20 @@ import os
 from functools import cached_property
 from pathlib import Path
 
-from harness.backends.netns import assert_local, host_link, netns_name
+from harness.net.netns import assert_local, host_link, netns_name
 from harness.components import ComponentSpec, Layout, specs_for
 from harness.components import etcd as etcd_component
 from harness.components import haproxy as haproxy_component
-from harness.etcdapi import EtcdClient, EtcdCredentials
+from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.errors import ClusterError
-from harness.flags import parse_flags
-from harness.health import probe
-from harness.kubeapi import ApiClient
-from harness.lbstate import server_states
-from harness.run_handle import RunHandle
+from harness.components.flags import parse_flags
+from harness.clients.health import probe
+from harness.clients.kubeapi import ApiClient
+from harness.clients.haproxy_admin import server_states
+from harness.target.handle import RunHandle
 from harness.shell import in_netns, run
-from harness.state import RunState
-from harness.supervisor import Control
+from harness.run.state import RunState
+from harness.backends.process.supervisor import Control
 from harness.toolchain.install import Toolchain
 from harness.topology import Component, Topology, load_topology
 
@@ -232,14 +232,14 @@ def open_cluster(run_dir: Path) -> Cluster:
     """The harness's view of a run: a KindCluster for a kind run (same interface for the History, the Nemesis
     and the API monitors), else a Cluster."""
     if RunState.load(Path(run_dir).resolve()).backend == "kind":
-        from harness.kind.handle import KindCluster
+        from harness.backends.kind.handle import KindCluster
 
         return KindCluster(run_dir)  # type: ignore[return-value]
     return Cluster(run_dir)
 
 
 def environment_for_keepers() -> dict[str, str]:
-    """Keepers run `python -m harness.supervisor`; make sure they import this harness."""
+    """Keepers run `python -m harness.backends.process.supervisor`; make sure they import this harness."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

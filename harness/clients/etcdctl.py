@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.shell import run
 
 

@@ -3,7 +3,7 @@ cluster it breaks exists, and marked so that `quorum heal` never "repairs" a twi
 
 from __future__ import annotations
 
-from harness.backends import netns
+from harness.net import netns
 from harness.components import etcd as etcd_component
 from harness.components.base import Layout
 from harness.shell import run

@@ -35,9 +35,9 @@ from pathlib import Path
 
 from python_on_whales.exceptions import DockerException
 
-from harness.docker import base_image
-from harness.docker.base_image import ImageBuildError
-from harness.docker.engine import Engine
+from harness.backends.docker import base_image
+from harness.backends.docker.base_image import ImageBuildError
+from harness.backends.docker.engine import Engine
 from harness.toolchain.cache import BinaryCache
 from harness.toolchain.gobuild import go_env
 from harness.toolchain.gotool import find_go
@@ -56,7 +56,7 @@ BASE_RECIPE = base_image.Recipe(packages=PACKAGES)
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 ETCD_IMAGE = f"registry.k8s.io/etcd:{ETCD_VERSION.lstrip('v')}-0"  # kind's config pins kubeadm to it (imageTag)
 COREDNS_IMAGE = f"registry.k8s.io/coredns/coredns:{COREDNS_VERSION}"  # kubeadm's coredns addon (entrypoint /coredns)
-# kube-proxy runs in nftables mode (harness/kind/cluster.py): it programs Services with Debian's nft, so its image
+# kube-proxy runs in nftables mode (harness/backends/kind/cluster.py): it programs Services with Debian's nft, so its image
 # holds the static kube-proxy and nft with exactly the libraries ldd names, copied out of the node's base image
 # (the iptables mode would also need every xtables extension, which nothing lists)
 KUBE_PROXY_RECIPE = """FROM {base} AS tools

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from harness.docker.engine import client
-from harness.kind.handle import MANIFESTS, STATIC_PODS
+from harness.backends.docker.engine import client
+from harness.backends.kind.handle import MANIFESTS, STATIC_PODS
 
 LB_CDS = "/home/envoy/cds.yaml"  # where kind writes its load balancer's apiservers (and their health check)
 

@@ -20,13 +20,13 @@ from pathlib import Path
 from python_on_whales.exceptions import DockerException
 
 import harness
-from harness.backends import netns
+from harness.net import netns
 from harness.components import ComponentSpec
-from harness.docker import base_image
-from harness.docker.engine import DOCKER_CLIENT, DockerUnavailable, Engine, client, ensure_engine
+from harness.backends.docker import base_image
+from harness.backends.docker.engine import DOCKER_CLIENT, DockerUnavailable, Engine, client, ensure_engine
 from harness.errors import ClusterError
 from harness.shell import run
-from harness.state import RunState
+from harness.run.state import RunState
 from harness.toolchain.cache import default_root
 from harness.topology import Topology, bridge_address
 
@@ -90,7 +90,7 @@ class ContainerHosts:
         self.state.record("container", name)
         src, binaries = source_root(), default_root() / "bin"
         self.docker.run(
-            self.image, ["python3", "-m", "harness.hostinit", str(run_dir), *components],
+            self.image, ["python3", "-m", "harness.backends.docker.hostinit", str(run_dir), *components],
             name=name, hostname=host, detach=True, privileged=True, pid="host",
             networks=[network_name(self.state.run_id)], ip=str(topology.address_of(topology.host(host))),
             volumes=[(str(run_dir), str(run_dir), "rw"), (str(binaries), str(binaries), "ro"), (str(src), str(src), "ro")],
@@ -141,7 +141,7 @@ def remove_run(run_id: str) -> list[str]:
     its kind nodes, its host containers, then its network."""
     if not engine_answers():
         return []
-    from harness.kind.cluster import cluster_name, remove_nodes  # late: the kind package imports this module
+    from harness.backends.kind.cluster import cluster_name, remove_nodes  # late: the kind package imports this module
 
     removed = remove_nodes(cluster_name(run_id))
     docker = client()

@@ -2,7 +2,7 @@
 starting its static pods at boot. A restarted container runs it again, so a rebooted node brings its
 components back. SIGTERM (docker stop) stops the keepers, which stop their components.
 
-    python3 -m harness.hostinit <run-dir> <component-id>...
+    python3 -m harness.backends.docker.hostinit <run-dir> <component-id>...
 
 Standard library only: it runs with the container's python3, not the harness's virtualenv.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 def main(run_dir: str, components: list[str]) -> int:
-    keepers = [subprocess.Popen([sys.executable, "-m", "harness.supervisor", str(Path(run_dir) / "components" / c)],
+    keepers = [subprocess.Popen([sys.executable, "-m", "harness.backends.process.supervisor", str(Path(run_dir) / "components" / c)],
                                 stdin=subprocess.DEVNULL) for c in components]
 
     def stop(_signum: int, _frame: object) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.faults import ModifyFlags, Nemesis
 from harness.faults.base import Fault
 

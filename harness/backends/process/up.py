@@ -20,15 +20,17 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from harness import hollow
-from harness.backends import defects, docker, netns
-from harness.cluster import Cluster, environment_for_keepers, layout_for
+from harness.load import hollow
+from harness.backends.process import defects
+from harness.backends.docker import hosts as docker
+from harness.net import netns
+from harness.backends.process.target import Cluster, environment_for_keepers, layout_for
 from harness.components import ComponentSpec, binaries_for, specs_for
 from harness.errors import ClusterError, ToolchainError
 from harness.pki import write_kubeconfig
 from harness.shell import run
-from harness.state import RunState, register, registered_runs, unregister
-from harness.supervisor import KeeperSpec
+from harness.run.state import RunState, register, registered_runs, unregister
+from harness.backends.process.supervisor import KeeperSpec
 from harness.topology import Topology, load_topology
 
 READY_TIMEOUT_S = 120.0
@@ -164,7 +166,7 @@ def _start_keeper(run_dir: Path, state: RunState, spec: ComponentSpec, in_contai
     if in_container:
         return
     with open(run_dir / "logs" / "supervisor.log", "ab") as log:
-        subprocess.Popen([sys.executable, "-m", "harness.supervisor", str(control)], stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-m", "harness.backends.process.supervisor", str(control)], stdin=subprocess.DEVNULL,
                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=environment_for_keepers())
 
 
@@ -248,7 +250,7 @@ def _keeper_pids(run_dir: Path | None = None) -> set[int]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if len(argv) >= 4 and argv[1:3] == [b"-m", b"harness.supervisor"]:
+        if len(argv) >= 4 and argv[1:3] == [b"-m", b"harness.backends.process.supervisor"]:
             if run_dir is None or argv[3].decode(errors="replace").startswith(str(run_dir)):
                 found.add(int(proc.name))
     return found
@@ -303,7 +305,7 @@ def down(run_dir: Path, keep_logs: bool = True) -> list[str]:
     state.save()
     removed = []
     if state.backend == "kind":  # kind's node containers go first: the network cannot go while they use it
-        from harness.kind.cluster import cluster_name, remove_nodes
+        from harness.backends.kind.cluster import cluster_name, remove_nodes
 
         removed += remove_nodes(cluster_name(state.run_id))
     if state.backend in ("docker", "kind"):
@@ -334,7 +336,7 @@ def down_all() -> list[str]:
             removed += down(run_dir)
         unregister(run_id)
     if docker.engine_answers():  # kind's node containers of crashed runs, before their networks
-        from harness.kind.cluster import remove_nodes
+        from harness.backends.kind.cluster import remove_nodes
 
         removed += remove_nodes()
     removed += docker.leftovers()

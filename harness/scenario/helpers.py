@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from harness.checkers import Verdict
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.history import History
 from harness.topology import Component
 
@@ -28,7 +28,7 @@ def first_host_running(cluster: Cluster, component: Component) -> str:
 def wait_healthy(cluster: Cluster, component_id: str, timeout_s: float) -> float | None:
     """Seconds until the component ('<component>@<host>') passes its health check, or None if it did not within
     timeout_s: the supervisor's process and its health probe; on kind, the static pod's own check in its node."""
-    from harness.health import probe
+    from harness.clients.health import probe
 
     on_kind = cluster.state.backend == "kind"
     component, node = component_id.split("@", 1)
@@ -73,7 +73,7 @@ def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_
     from before it, such as an apiserver still counting its rise checks); seen_up_event is set once it was UP."""
     from harness.checkers.lb import MARKED_DOWN
     from harness.errors import ClusterError
-    from harness.lbstate import is_down
+    from harness.clients.haproxy_admin import is_down
 
     deadline = time.monotonic() + timeout_s
     seen_up, last = not from_up, None

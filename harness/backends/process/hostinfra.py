@@ -13,7 +13,7 @@ import testinfra.host
 from testinfra.backend import base
 from testinfra.backend.local import LocalBackend
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 
 
 class NamespaceBackend(LocalBackend):

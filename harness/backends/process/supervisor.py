@@ -12,7 +12,7 @@ policy with exponential backoff. Faults steer it through files in its control di
 
 SIGTERM stops the component (SIGTERM, then SIGKILL after a grace period) and the keeper.
 
-    python -m harness.supervisor <control-dir>
+    python -m harness.backends.process.supervisor <control-dir>
 """
 
 from __future__ import annotations

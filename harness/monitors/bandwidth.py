@@ -6,7 +6,7 @@ import json
 import subprocess
 import time
 
-from harness.cluster import Cluster
+from harness.backends.process.target import Cluster
 from harness.errors import QuorumError
 from harness.shell import CommandError, in_netns
 

@@ -3,7 +3,7 @@
 Quorum starts dockerd only when none answers and starting is allowed (QUORUM_DOCKER_START, default 1).
 The engine it starts uses the system default data root, logs to the cache, and, when the host's
 capability bounding set lacks capabilities that privileged containers ask for, runs every container
-through harness/docker/runc_wrapper.py (GOTCHAS: without it `docker run --privileged` fails with
+through harness/backends/docker/runc_wrapper.py (GOTCHAS: without it `docker run --privileged` fails with
 "unable to apply caps"). An engine that was already running is used as it is; if it would fail
 privileged containers, Quorum says so and how to fix it instead of failing later.
 
@@ -46,7 +46,7 @@ class Engine:
 
 def missing_capabilities() -> list[str]:
     """Capabilities privileged containers ask for that this host's bounding set lacks."""
-    from harness.docker.runc_wrapper import CAP_NAMES, bounding_set
+    from harness.backends.docker.runc_wrapper import CAP_NAMES, bounding_set
 
     have = bounding_set()
     return [f"CAP_{name}" for name in CAP_NAMES if f"CAP_{name}" not in have]

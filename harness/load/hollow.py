@@ -14,7 +14,7 @@ import requests
 
 from harness.components.kwok import HOLLOW_LABEL, HOST_LABEL
 from harness.errors import ClusterError
-from harness.kubeapi import ApiClient
+from harness.clients.kubeapi import ApiClient
 from harness.topology import Topology
 
 NAMESPACE = "quorum-hollow"

@@ -19,15 +19,15 @@ from pathlib import Path
 import yaml
 from python_on_whales.exceptions import DockerException
 
-from harness.backends import docker as docker_backend
-from harness.backends import netns
-from harness.docker.engine import DOCKER_CLIENT, Engine, client
+from harness.backends.docker import hosts as docker_backend
+from harness.net import netns
+from harness.backends.docker.engine import DOCKER_CLIENT, Engine, client
 from harness.errors import ClusterError
-from harness.kind import node_image
-from harness.kind.host_limits import raise_inotify_limits
-from harness.kind.images import build_iperf3, build_lb_standin
+from harness.backends.kind import node_image
+from harness.backends.kind.host_limits import raise_inotify_limits
+from harness.backends.kind.images import build_iperf3, build_lb_standin
 from harness.shell import run
-from harness.state import RunState
+from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
 
 CREATE_TIMEOUT_S = 900
@@ -53,7 +53,7 @@ def kind_config(shape: KindShape) -> dict:
         "kind": "Cluster",
         "apiVersion": "kind.x-k8s.io/v1alpha4",
         # the default CNI is Quorum's (the node image's /kind/manifests/default-cni.yaml); kube-proxy programs
-        # Services with nft, the one tool its locally built image carries (harness/kind/node_image.py), and
+        # Services with nft, the one tool its locally built image carries (harness/backends/kind/node_image.py), and
         # kubeadm's coredns addon runs the node image's coredns
         "networking": {"kubeProxyMode": "nftables"},
         "nodes": nodes,

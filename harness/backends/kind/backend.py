@@ -9,20 +9,20 @@ import shutil
 import time
 from pathlib import Path
 
-from harness.docker.engine import ensure_engine
+from harness.backends.docker.engine import ensure_engine
 from harness.errors import ClusterError
-from harness.kind import cluster as kind
-from harness.kind import defects
-from harness.kind.handle import KindCluster
-from harness.kind.topology import load_kind_topology
-from harness.state import RunState, register
+from harness.backends.kind import cluster as kind
+from harness.backends.kind import defects
+from harness.backends.kind.handle import KindCluster
+from harness.backends.kind.topology import load_kind_topology
+from harness.run.state import RunState, register
 
 READY_TIMEOUT_S = 300.0  # after `kind create` returned: the CNI DaemonSet, every node Ready, both leases
 
 
 def up(topology_file: Path, run_dir: Path | None = None, say=lambda _: None,
        timeout_s: float = READY_TIMEOUT_S) -> KindCluster:
-    from harness.backends import process  # down() handles every backend; imported late (it imports docker)
+    from harness.backends.process import up as process  # down() handles every backend; imported late (it imports docker)
 
     process.require_root("up")
     topology = load_kind_topology(topology_file)
@@ -64,7 +64,7 @@ def up(topology_file: Path, run_dir: Path | None = None, say=lambda _: None,
 def _kubelet_errors(cluster: KindCluster, problems: list[str], lines: int = 5) -> str:
     """The last error lines of the kubelet of each node that is not Ready; each journal's tail is kept in the
     run's logs/ (the nodes themselves are removed with the failed start)."""
-    from harness.backends.process import error_lines  # late, as in up()
+    from harness.backends.process.up import error_lines  # late, as in up()
     from harness.report.redact import redact
 
     parts = []

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from python_on_whales.exceptions import DockerException
 
-from harness.docker import base_image
-from harness.docker.base_image import ImageBuildError
-from harness.docker.engine import Engine
+from harness.backends.docker import base_image
+from harness.backends.docker.base_image import ImageBuildError
+from harness.backends.docker.engine import Engine
 
 # The load balancer image kind v0.33 starts for clusters with several control planes
 # (sigs.k8s.io/kind pkg/cluster/internal/loadbalancer/const.go). It is kind's name for it, so kind finds it
@@ -47,7 +47,7 @@ def _build(engine: Engine, tag: str, what: str, dockerfile: str, files: dict[str
 
 
 def build_lb_standin(engine: Engine, say=lambda _: None) -> str:
-    """The HAProxy stand-in for kind's Envoy load balancer (harness/kind/lb_standin.py), tagged as kind
+    """The HAProxy stand-in for kind's Envoy load balancer (harness/backends/kind/lb_standin.py), tagged as kind
     expects; rebuilt only when the base image or the script changed."""
     base_tag, _ = base_image.build(engine, say=say)
     if lb_standin_current(engine, base_tag):

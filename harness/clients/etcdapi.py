@@ -8,7 +8,7 @@ from typing import Callable
 
 import requests
 
-from harness.health import session
+from harness.clients.health import session
 from harness.pki import Pair
 
 

@@ -1,7 +1,7 @@
 """A running kind cluster, as the harness sees it: its node containers, its API through kind's load balancer
 (with the admin credentials kind wrote), and what is unhealthy right now.
 
-It offers the part of harness.cluster.Cluster that the History, the Nemesis and the API monitors use, so the
+It offers the part of harness.backends.process.target.Cluster that the History, the Nemesis and the API monitors use, so the
 same fixtures observe a kind cluster; the control plane here is kubeadm's static pods, not Quorum's supervisor.
 """
 
@@ -19,17 +19,17 @@ import requests
 import yaml
 from python_on_whales.exceptions import DockerException
 
-from harness.backends.netns import assert_local
-from harness.docker.engine import client
+from harness.net.netns import assert_local
+from harness.backends.docker.engine import client
 from harness.errors import ClusterError
-from harness.etcdapi import EtcdClient, EtcdCredentials
-from harness.kind.cluster import KIND_LABEL, cluster_name
-from harness.kind.topology import KindTopology, load_kind_topology
-from harness.flags import parse_flags
-from harness.kubeapi import ApiClient
+from harness.clients.etcdapi import EtcdClient, EtcdCredentials
+from harness.backends.kind.cluster import KIND_LABEL, cluster_name
+from harness.backends.kind.topology import KindTopology, load_kind_topology
+from harness.components.flags import parse_flags
+from harness.clients.kubeapi import ApiClient
 from harness.pki import Pair
-from harness.run_handle import RunHandle
-from harness.state import RunState
+from harness.target.handle import RunHandle
+from harness.run.state import RunState
 from harness.topology import Component
 
 ROLE_LABEL = "io.x-k8s.kind.role"

@@ -2,7 +2,7 @@
 so the traffic takes the path pods really take (pod veth, the node, Quorum's CNI routes, the other node); or,
 via_service, to the server through a ClusterIP Service named by its DNS name (CoreDNS, then kube-proxy's DNAT).
 
-The pods run the locally built iperf3 image (harness/kind/images.py), which `quorum up` loads into every node;
+The pods run the locally built iperf3 image (harness/backends/kind/images.py), which `quorum up` loads into every node;
 they are pinned with nodeName (no scheduler involved) and never pull. Both are deleted afterwards, whatever
 happened."""
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
-from harness.docker import base_image
+from harness.backends.docker import base_image
 from harness.errors import QuorumError
-from harness.kind.handle import KindCluster
-from harness.kind.images import iperf3_tag
+from harness.backends.kind.handle import KindCluster
+from harness.backends.kind.images import iperf3_tag
 from harness.monitors.kube_writer import api_client
 
 NAMESPACE = "default"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from python_on_whales.exceptions import DockerException
 
-from harness.docker.engine import Engine
+from harness.backends.docker.engine import Engine
 from harness.errors import QuorumError
 from harness.toolchain.install import Toolchain
 from harness.toolchain.versions import ETCD_VERSION

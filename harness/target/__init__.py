@@ -1,0 +1,1 @@
+"""The target protocol: what every cluster handle offers the faults, monitors, checks and scenarios."""
