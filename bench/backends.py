@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import RESULTS, write_results  # noqa: E402
 
-from harness.backends.process import up as process  # noqa: E402
+from harness.backends import registry  # noqa: E402
 from harness.backends.docker import base_image  # noqa: E402
 from harness.backends.docker.engine import ensure_engine  # noqa: E402
 from harness.backends.kind import cluster as kind_cluster  # noqa: E402
@@ -97,7 +97,7 @@ def kind_up_down() -> tuple[float, float]:
             ready = time.monotonic()
         finally:
             down_started = time.monotonic()
-            process.down(run_dir)
+            registry.down(run_dir)
         return ready - started, time.monotonic() - down_started
 
 
@@ -124,9 +124,9 @@ def up_down(backend: str) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as scratch:
         run_dir = Path(scratch) / "run"
         started = time.monotonic()
-        process.up(ROOT / "clusters" / "ha3.yaml", run_dir, backend=backend)
+        registry.get(backend).up(ROOT / "clusters" / "ha3.yaml", run_dir)
         ready = time.monotonic()
-        process.down(run_dir)
+        registry.down(run_dir)
         return ready - started, time.monotonic() - ready
 
 

@@ -21,16 +21,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import write_results  # noqa: E402
 
-from harness.backends.process import up as process  # noqa: E402
+from harness.backends import registry  # noqa: E402
 
 
 def one_run(topology: Path) -> dict[str, float]:
     marks: list[tuple[str, float]] = []
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
-        process.up(topology, Path(scratch) / "run", say=lambda m: marks.append((m, time.monotonic())))
+        registry.get("process").up(topology, Path(scratch) / "run", say=lambda m: marks.append((m, time.monotonic())))
         ready = time.monotonic()
-        process.down(Path(scratch) / "run")
+        registry.down(Path(scratch) / "run")
         gone = time.monotonic()
     at = {text.split(": ", 1)[1].split(" ")[0]: t for text, t in marks if ": " in text}
     return {

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import write_results as _write_results  # noqa: E402
 
-from harness.backends.process import up as process  # noqa: E402
+from harness.backends import registry  # noqa: E402
 from harness.checkers.slo import error_rate, heartbeat_health, latency_slo  # noqa: E402
 from harness.history import History  # noqa: E402
 from harness.load.generator import LoadGenerator, spec_for  # noqa: E402
@@ -62,13 +62,13 @@ class Cluster:
 
     def __enter__(self):
         started = time.monotonic()
-        self.cluster = process.up(self.topology, self.run_dir, say=lambda line: print(line, flush=True))
+        self.cluster = registry.get("process").up(self.topology, self.run_dir, say=lambda line: print(line, flush=True))
         self.up_s = time.monotonic() - started
         self.hollow = json.loads((self.run_dir / "hollow.json").read_text())
         return self
 
     def __exit__(self, *exc) -> None:
-        process.down(self.run_dir)
+        registry.down(self.run_dir)
 
 
 def ready(counts: list[int]) -> None:

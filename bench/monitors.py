@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from common import write_results  # noqa: E402
 
-from harness.backends.process import up as process  # noqa: E402
+from harness.backends import registry  # noqa: E402
 from harness.history import History  # noqa: E402
 from harness.monitors import ApiProber, EtcdWriter, LeaderWatcher  # noqa: E402
 
@@ -64,7 +64,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        cluster = process.up(ROOT / "clusters" / "ha3.yaml", Path(scratch) / "run")
+        cluster = registry.get("process").up(ROOT / "clusters" / "ha3.yaml", Path(scratch) / "run")
         try:
             for rate in (20, 50, 100):
                 rows.append(measure(ApiProber, cluster, rate, args.seconds))
@@ -81,7 +81,7 @@ def main() -> None:
                              "requested_per_s": 10, "achieved_per_s": round(count / elapsed, 1),
                              "cpu_pct_of_one_core": round(100 * (cpu() - before_cpu) / elapsed, 1)})
         finally:
-            process.down(cluster.run_dir)
+            registry.down(cluster.run_dir)
     write_results("monitors", rows, ["monitor", "requested_per_s", "achieved_per_s", "ok_pct", "p50_latency_ms",
                                      "jitter_ms", "cpu_pct_of_one_core"],
                   f"Monitor rate, jitter and overhead on ha3 ({args.seconds:.0f} s each)",

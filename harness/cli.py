@@ -5,18 +5,16 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.backends import registry
+from harness.backends.common import find_run
 from harness.errors import ClusterError, QuorumError
 from harness.toolchain.versions import KUBERNETES_DEFAULT
-
-if TYPE_CHECKING:  # imported lazily at run time: it needs Docker's client
-    from harness.backends.kind.handle import KindCluster
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -125,79 +123,65 @@ def images_status() -> None:
 @cli.command()
 @click.argument("topology", default="clusters/ha3.yaml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), help="default reports/clusters/<name>")
-@click.option("--timeout", default=120.0, show_default=True, help="seconds to wait for readiness")
-@click.option("--backend", type=click.Choice(["process", "docker", "kind"]), default="process", show_default=True,
-              help="hosts as network namespaces (process) or privileged containers (docker); kind needs a kind "
-                   "topology (clusters/kind.yaml)")
-def up(topology: Path, run_dir: Path | None, timeout: float, backend: str) -> None:
-    """Bring up TOPOLOGY and return when /readyz via the LB, etcd and both leases are healthy."""
-    from harness.backends.process import up as process
-
-    if backend == "kind":
-        from harness.backends.kind import backend as kind_backend
-
-        handle = kind_backend.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False))
-        console.print(f"kind cluster {handle.name} is ready: {handle.api_endpoint}")
-        console.print(f"  kubeconfig: {handle.kubeconfig}")
-        console.print(f"  run dir:    {handle.run_dir}")
-        return
-    cluster = process.up(topology, run_dir, say=lambda m: errors.print(m, highlight=False), timeout_s=timeout,
-                         backend=backend)
-    console.print(f"cluster {cluster.name} is ready: {cluster.api_endpoint}")
-    console.print(f"  kubeconfig: {cluster.admin_kubeconfig}")
-    console.print(f"  run dir:    {cluster.run_dir}")
+@click.option("--timeout", default=None, type=float, help="seconds to wait for readiness (default: the backend's)")
+@click.option("--backend", type=click.Choice(registry.public_names()), default="process", show_default=True,
+              help="; ".join(f"{name}: {registry.get(name).summary}" for name in registry.public_names()))
+def up(topology: Path, run_dir: Path | None, timeout: float | None, backend: str) -> None:
+    """Bring up TOPOLOGY and return when the whole cluster is healthy (API, etcd, leases, load balancer)."""
+    target = registry.get(backend).up(topology, run_dir, say=lambda m: errors.print(m, highlight=False, markup=False),
+                                      timeout_s=timeout)
+    console.print(f"cluster {target.name} is ready: {target.api_endpoint}", markup=False)
+    console.print(f"  kubeconfig: {target.admin_kubeconfig}", markup=False)
+    console.print(f"  run dir:    {target.run_dir}", markup=False)
 
 
 @cli.command()
 @click.argument("cluster", required=False)
 @click.option("--all", "everything", is_flag=True, help="remove every run and every leftover of crashed runs")
 def down(cluster: str | None, everything: bool) -> None:
-    """Remove a cluster's processes, namespaces, bridge, firewall rules and state."""
-    from harness.backends.process import up as process
-
-    removed = process.down_all() if everything else process.down(process.find_run(cluster))
+    """Remove a cluster: its hosts, processes, network, firewall rules, keys and state."""
+    removed = registry.down_all() if everything else registry.down(find_run(cluster))
     for item in removed:
-        console.print(f"removed {item}", highlight=False)
+        console.print(f"removed {item}", highlight=False, markup=False)
     console.print("down" if removed or not everything else "nothing to remove")
 
 
 @cli.command()
 @click.argument("cluster", required=False)
 def status(cluster: str | None) -> None:
-    """Hosts, components, pids, restarts, health, the etcd leader and the lease holders."""
-    from harness.backends.process import up as process
-    from harness.backends.process.target import Cluster
-    from harness.run.state import RunState
+    """Hosts, components, pids, restarts, health, the etcd leader, the lease holders and what is unhealthy."""
+    from harness.target.capabilities import Capability
+    from harness.topology import Component
 
-    run_dir = process.find_run(cluster)
-    if RunState.load(run_dir).backend == "kind":
-        from harness.backends.kind.handle import KindCluster
-
-        _kind_status(KindCluster(run_dir))
-        return
-    c = Cluster(run_dir)
-    health = c.component_health()
+    c = registry.open_target(find_run(cluster))
     table = Table("host", "component", "pid", "restarts", "health",
-                  title=f"{c.name} (run {c.run_id}, {c.state.backend} backend) {c.api_endpoint}")
-    for cid, spec in c.specs.items():
-        pid = c.pid(cid)
-        table.add_row(spec.host, spec.component.value, str(pid or "-"), str(c.restarts(cid)),
-                      "[green]ok[/green]" if health[cid] else "[red]down[/red]")
+                  title=escape(f"{c.name} (run {c.run_id}, {c.backend} backend) {c.api_endpoint}"))
+    for component in Component:
+        for host in c.component_hosts(component):
+            pid, healthy = c.pid(component, host), c.component_healthy(component, host)
+            try:
+                restarts = str(c.restarts(component, host))
+            except QuorumError:
+                restarts = "?"
+            table.add_row(escape(host), component.value, str(pid or "-"), restarts,
+                          "[green]ok[/green]" if healthy else "[red]down[/red]")
     console.print(table)
-    console.print(f"etcd leader: {c.etcd.leader() or 'none'}")
-    if c.topology.load_balancer_host is not None:
+    console.print(f"etcd leader: {c.etcd.leader() or 'none'}", markup=False)
+    if Capability.LB_ADMIN in c.capabilities() and c.hosts("loadbalancer"):
         try:
             lb = ", ".join(f"{server} {state}" for server, state in c.lb_server_states().items())
         except ClusterError as error:
             lb = f"unreadable ({error.problem})"
-        console.print(f"load balancer: {lb}")
+        console.print(f"load balancer: {lb}", markup=False)
     for lease, host in c.lease_holders().items():
-        console.print(f"{lease} lease: {host or 'unheld'}")
-    if c.topology.hollow_nodes.count:
+        console.print(f"{lease} lease: {host or 'unheld'}", markup=False)
+    if Capability.HOLLOW_NODES in c.capabilities() and c.topology.hollow_nodes.count:
         from harness.load.hollow import node_readiness
 
         total, ready = node_readiness(c.api)
         console.print(f"hollow nodes: {len(ready)} Ready of {total} (topology: {c.topology.hollow_nodes.count})")
+    problems = c.problems()
+    console.print("healthy" if not problems else f"unhealthy: {'; '.join(problems)}", markup=False)
 
 
 @cli.command()
@@ -206,62 +190,43 @@ def status(cluster: str | None) -> None:
 @click.option("-n", "--lines", default=50, show_default=True)
 def logs(component: str, cluster: str | None, lines: int) -> None:
     """Show the log of COMPONENT[@HOST] (e.g. kube-apiserver@c1)."""
-    from harness.backends.process import up as process
-    from harness.backends.process.target import open_cluster
+    from harness.topology import Component
 
-    c = open_cluster(process.find_run(cluster))
-    if c.state.backend == "kind":
-        raise click.UsageError("a kind cluster's components are static pods, logged by their kubelet: "
-                               "kubectl --kubeconfig $(quorum kubeconfig) -n kube-system logs kube-apiserver-<node>")
-    matches = [cid for cid in c.specs if cid == component or cid.startswith(component + "@")]
-    if not matches:
-        raise click.UsageError(f"no component {component!r}; components: {', '.join(c.specs)}")
-    for cid in matches:
-        console.rule(cid)
-        path = c.log_path(cid)
-        text = path.read_text(errors="replace").splitlines() if path.exists() else ["(no log yet)"]
-        console.print("\n".join(text[-lines:]), highlight=False, markup=False)
+    c = registry.open_target(find_run(cluster))
+    name, _, only = component.partition("@")
+    known = [value.value for value in Component]
+    if name not in known:
+        raise click.UsageError(f"no component {name!r}; components: {', '.join(known)}")
+    hosts = [h for h in c.component_hosts(name) if not only or h == only]
+    if not hosts:
+        raise click.UsageError(f"{component!r} runs nowhere; {name} runs on {', '.join(c.component_hosts(name)) or 'no host'}")
+    for host in hosts:
+        console.rule(f"{name}@{host}")
+        console.print(c.log_tail(name, host, lines) or "(no log yet)", highlight=False, markup=False)
 
 
 @cli.command()
 @click.argument("cluster", required=False)
 def kubeconfig(cluster: str | None) -> None:
     """Print the path of the admin kubeconfig (it points at the load balancer)."""
-    from harness.backends.process import up as process
-    from harness.backends.process.target import open_cluster
-
-    console.print(str(open_cluster(process.find_run(cluster)).admin_kubeconfig))
-
-
-def _kind_status(c: KindCluster) -> None:
-    table = Table("node", "static pod", "ready", title=f"{c.name} (run {c.run_id}, kind backend) {c.api_endpoint}")
-    for pod, ready in c.static_pods_ready().items():
-        component, node = pod.split("@")
-        table.add_row(node, component, "[green]ok[/green]" if ready else "[red]no[/red]")
-    console.print(table)
-    console.print(f"nodes: {', '.join(c.nodes())}")
-    for lease, node in c.lease_holders().items():
-        console.print(f"{lease} lease: {node or 'unheld'}")
-    problems = c.problems()
-    console.print("healthy" if not problems else f"[red]unhealthy: {'; '.join(problems)}[/red]")
+    console.print(str(registry.open_target(find_run(cluster)).admin_kubeconfig), markup=False)
 
 
 @cli.command()
 @click.argument("cluster", required=False)
 def heal(cluster: str | None) -> None:
     """Heal faults left by a harness that was killed: journaled faults, rules, shaping, paused processes."""
-    from harness.backends.process import up as process
-    from harness.backends.process.target import open_cluster
+    from harness.backends.common import require_root
     from harness.faults.sweep import heal_cluster
     from harness.run.state import registered_runs
 
-    process.require_root("heal")
-    run_dirs = [process.find_run(cluster)] if cluster else [
+    require_root("heal")
+    run_dirs = [find_run(cluster)] if cluster else [
         d for d in registered_runs().values() if (d / "state.json").exists()]
     for run_dir in run_dirs:
-        c = open_cluster(run_dir)
+        c = registry.open_target(run_dir)
         done = heal_cluster(c)
-        console.print(f"{c.name}: " + ("; ".join(done) if done else "nothing to heal"), highlight=False)
+        console.print(f"{c.name}: " + ("; ".join(done) if done else "nothing to heal"), highlight=False, markup=False)
     if not run_dirs:
         console.print("no cluster is running; nothing to heal")
 

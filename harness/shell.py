@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 from harness.errors import QuorumError
 
@@ -30,3 +32,11 @@ def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60.0, input
 def in_netns(netns: str, argv: Sequence[str]) -> list[str]:
     """The argv that runs a command inside a network namespace."""
     return ["ip", "netns", "exec", netns, *argv]
+
+
+def python_environment() -> dict[str, str]:
+    """The environment for a child `python -m harness...` (a keeper, a load process): it imports this harness."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env

@@ -58,9 +58,13 @@ POD_TO_POD_FLOOR_GBIT = 5.0
 HOST_TO_HOST_FLOOR_GBIT = POD_TO_POD_FLOOR_GBIT
 
 
-def restart_budget_s(topology: Topology, component: Component) -> float:
-    """A killed component is healthy again within its restart backoff plus its start-up allowance."""
-    return topology.restart_policy(component).backoff_s + STARTUP_ALLOWANCE_S[component]
+def restart_budget_s(topology: Topology, component: Component, kill: int = 1) -> float:
+    """The `kill`-th SIGKILL in a row of a supervised component until it is healthy again: the supervisor's restart
+    back-off for it (doubling from backoff_s up to max_backoff_s; reset after a stable run, which only makes this
+    generous) plus the component's start-up allowance."""
+    policy = topology.restart_policy(component)
+    backoff = min(policy.backoff_s * 2 ** (kill - 1), max(policy.max_backoff_s, policy.backoff_s))
+    return backoff + STARTUP_ALLOWANCE_S[component]
 
 
 def leader_failover_max_s(topology: Topology) -> float:
@@ -215,14 +219,6 @@ def kind_held_member_return_s() -> float:
     returns under the same pod UID) and etcd's start-up. Measured 16-42 s (harness/faults/static_pod.py)."""
     return (KUBELET_MANIFEST_PICKUP_S + APISERVER_MUTATION_TIMEOUT_S + KUBELET_CRASH_BACKOFF_S
             + STARTUP_ALLOWANCE_S[Component.ETCD])
-
-
-def held_member_return_s(cluster) -> float:
-    """A crashed etcd member that was kept down, from heal until it answers: the supervisor's restart back-off plus
-    start-up on the process and docker backends, the kubelet's path on kind (kind_held_member_return_s)."""
-    if cluster.state.backend == "kind":
-        return kind_held_member_return_s()
-    return restart_budget_s(cluster.topology, Component.ETCD)
 
 
 def kind_power_loss_recovery_s() -> float:

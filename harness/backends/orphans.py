@@ -14,9 +14,10 @@ from __future__ import annotations
 import ipaddress
 import json
 
+from harness.backends import registry
 from harness.net import netns
-from harness.shell import run
 from harness.run.state import registered_runs
+from harness.shell import run
 
 
 def orphan_bridges(subnet: ipaddress.IPv4Network) -> dict[str, str]:
@@ -37,10 +38,8 @@ def reclaim(subnet: ipaddress.IPv4Network) -> list[str]:
     The caller holds the network lock."""
     removed = []
     for bridge, run_id in orphan_bridges(subnet).items():
-        if bridge.startswith(netns.PREFIX_DOCKER_BRIDGE):
-            from harness.backends.docker import hosts as docker  # late: docker imports netns
-
-            removed += docker.remove_run(run_id)
+        if bridge.startswith(netns.PREFIX_DOCKER_BRIDGE):  # Docker would bring its network's bridge back
+            removed += registry.reclaim(run_id)
         if netns.link_exists(bridge):  # a process run's bridge, or a Docker bridge the engine did not remove
             run(["ip", "link", "del", bridge], check=False)
             removed.append(f"bridge {bridge}")

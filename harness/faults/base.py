@@ -18,9 +18,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.backends.process.target import Cluster
 from harness.errors import FaultError
-from harness.history import History, now
+from harness.history import History
+from harness.target.capabilities import Capability
+from harness.target.protocol import Target
+from harness.wait import wait_for  # noqa: F401 - faults wait the one way
 
 REGISTRY: dict[str, type["Fault"]] = {}
 
@@ -31,6 +33,7 @@ class Fault:
 
     name: ClassVar[str] = "fault"
     destructive: ClassVar[bool] = True
+    requires: ClassVar[tuple[Capability, ...]] = ()  # what the target must offer (Target.capabilities)
     id: str = field(default_factory=lambda: f"f{secrets.token_hex(4)}", kw_only=True)
     captured: dict[str, Any] = field(default_factory=dict, kw_only=True)  # what plan() resolved (pids, leader)
 
@@ -41,23 +44,23 @@ class Fault:
 
     # ---- to implement --------------------------------------------------------------------------
 
-    def unavailable(self, cluster: Cluster) -> str | None:
-        """Why this fault cannot run on this cluster (a missing capability), or None."""
-        return None
+    def unavailable(self, target: Target) -> str | None:
+        """Why this fault cannot run on this target (a missing capability), or None."""
+        return target.lacks(*self.requires)
 
-    def plan(self, cluster: Cluster) -> None:
+    def plan(self, target: Target) -> None:
         """Resolve targets into self.captured. No side effects: it runs before the journal entry."""
 
-    def act(self, cluster: Cluster) -> None:
+    def act(self, target: Target) -> None:
         raise NotImplementedError
 
-    def undo(self, cluster: Cluster) -> None:
+    def undo(self, target: Target) -> None:
         raise NotImplementedError
 
     # ---- common --------------------------------------------------------------------------------
 
-    def available(self, cluster: Cluster) -> bool:
-        return self.unavailable(cluster) is None
+    def available(self, target: Target) -> bool:
+        return self.unavailable(target) is None
 
     def params(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("id", "captured")}
@@ -112,7 +115,7 @@ class Journal:
 class Nemesis:
     """Injects faults into one cluster, records them in the History, and heals them whatever happens."""
 
-    def __init__(self, cluster: Cluster, history: History | None = None, step: Any = None, label: Any = None) -> None:
+    def __init__(self, cluster: Target, history: History | None = None, step: Any = None, label: Any = None) -> None:
         self.cluster = cluster
         self.history = history or History()
         self.journal = Journal(cluster.run_dir)
@@ -122,7 +125,7 @@ class Nemesis:
         self._lock = threading.RLock()
 
     def inject(self, fault: Fault) -> Fault:
-        if fault.destructive and not self.cluster.topology.disposable:
+        if fault.destructive and not self.cluster.disposable:
             raise FaultError(
                 f"cluster {self.cluster.name} is not marked disposable; {fault.name} is destructive and refuses it",
                 "add `disposable: true` to the topology if this cluster may be broken on purpose",
@@ -206,7 +209,7 @@ def heal_on_signals(nemesis: Nemesis) -> Iterator[None]:
         nemesis.heal_all()
 
 
-def heal_leftovers(cluster: Cluster) -> list[str]:
+def heal_leftovers(cluster: Target) -> list[str]:
     """Heal faults journaled by a harness that died (what `quorum heal` does for each run)."""
     journal = Journal(cluster.run_dir)
     healed = []
@@ -216,13 +219,3 @@ def heal_leftovers(cluster: Cluster) -> list[str]:
         journal.healed(fault)
         healed.append(fault.describe())
     return healed
-
-
-def wait_for(predicate, timeout_s: float, interval_s: float = 0.1, what: str = "condition") -> float:
-    """Poll until predicate() is true; return the time it took; raise FaultError on timeout."""
-    start = now()
-    while now() - start < timeout_s:
-        if predicate():
-            return now() - start
-        time.sleep(interval_s)
-    raise FaultError(f"timed out after {timeout_s:.0f}s waiting for {what}")

@@ -1,10 +1,9 @@
-"""etcd faults: remove a member (heal adds it back with a fresh data directory); lose quorum for good
-(heal is disaster recovery: every member restored from a snapshot taken before the loss)."""
+"""etcd faults: remove a member (heal adds it back with a fresh data directory); lose quorum for good (heal is
+disaster recovery: every member restored from a snapshot taken before the loss). Both rewrite members' command
+lines and data directories, so they need a target whose etcd is Quorum's to rewrite (Capability.ETCD_DATA)."""
 
 from __future__ import annotations
 
-import shutil
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,29 +11,38 @@ from typing import Callable
 
 import requests
 
-from harness.backends.process.target import Cluster
-from harness.components import etcd as etcd_component
+from harness.clients.etcdctl import etcdctl_argv
 from harness.errors import FaultError
-from harness.clients.etcdctl import etcdctl
 from harness.faults.base import Fault, wait_for
-from harness.faults.process import _signal
-from harness.clients.health import probe
-from harness.shell import run
-from harness.topology import Component
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole, Target
+
+ETCD = "etcd"
 
 
-def _member_id(cluster: Cluster, host: str) -> int | None:
-    return next((mid for mid, name in cluster.etcd.members().items() if name == host), None)
+def _member_id(target: Target, host: str) -> int | None:
+    return next((mid for mid, name in target.etcd.members().items() if name == host), None)
 
 
-def _other_url(cluster: Cluster, host: str) -> str:
-    for h in cluster.topology.etcd_hosts:
-        if h.name != host and cluster.etcd.status(etcd_component.client_url(cluster.topology, h), 1.0):
-            return etcd_component.client_url(cluster.topology, h)
+def _other_url(target: Target, host: str) -> str:
+    for other in target.hosts(HostRole.ETCD):
+        if other != host and target.etcd.status(target.etcd_url(other), 1.0):
+            return target.etcd_url(other)
     raise FaultError(f"no etcd member other than {host} answers")
 
 
-def _reconfigure(cluster: Cluster, host: str, path: str, body: dict, applied: Callable[[], bool],
+def _peer_url(target: Target, host: str) -> str:
+    return _flag(target.command_line(ETCD, host), "--initial-advertise-peer-urls")
+
+
+def _flag(argv: list[str], name: str) -> str:
+    for arg in argv:
+        if arg.startswith(f"{name}="):
+            return arg.split("=", 1)[1]
+    raise FaultError(f"etcd's command line has no {name}", "the member was not started by Quorum")
+
+
+def _reconfigure(target: Target, host: str, path: str, body: dict, applied: Callable[[], bool],
                  timeout_s: float = 30.0) -> None:
     """A membership change, retried while etcd refuses it as unsafe (503 "unhealthy cluster": etcd only
     reconfigures when the remaining members have been connected for at least 5 s, e.g. not right after a
@@ -43,7 +51,7 @@ def _reconfigure(cluster: Cluster, host: str, path: str, body: dict, applied: Ca
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            cluster.etcd.post(_other_url(cluster, host), path, body, timeout=5.0)
+            target.etcd.post(_other_url(target, host), path, body, timeout=5.0)
             return
         except requests.HTTPError as error:
             if error.response is None or error.response.status_code != 503 or time.monotonic() > deadline:
@@ -66,21 +74,40 @@ def _settled(applied: Callable[[], bool]) -> bool:
     return False
 
 
-def _stop_member(cluster: Cluster, host: str) -> None:
-    control = cluster.control(f"etcd@{host}")
-    control.hold()
-    pid = control.child_pid()
-    _signal(pid, signal.SIGCONT)
-    _signal(pid, signal.SIGKILL)
-    wait_for(lambda: control.child_pid() is None, 10, what=f"etcd@{host} to stop")
+def _stop_member(target: Target, host: str) -> None:
+    target.hold(ETCD, host, "SIGKILL")
+    wait_for(lambda: target.pid(ETCD, host) is None, 10, what=f"etcd@{host} to stop")
 
 
-def _data_dir(cluster: Cluster, host: str) -> Path:
-    return cluster.layout.data_dir(host) / "etcd"
+def _wipe(target: Target, host: str) -> None:
+    target.exec(host, ["rm", "-rf", "--", target.etcd_data_dir(host)])
 
 
-def _healthy(cluster: Cluster, host: str) -> bool:
-    return probe(cluster.spec(Component.ETCD, host).health, 1.0)
+def _healthy(target: Target, host: str) -> bool:
+    return target.component_healthy(ETCD, host)
+
+
+def _member_list(target: Target, host: str) -> list[dict]:
+    """The member list as another member sees it; FaultError when none answers."""
+    try:
+        return target.etcd.post(_other_url(target, host), "/v3/cluster/member/list", {}).get("members", [])
+    except (requests.RequestException, ValueError) as error:
+        raise FaultError(f"no etcd member other than {host} lists the members: {error}") from None
+
+
+def _peer_listed(target: Target, host: str) -> bool:
+    peer = _peer_url(target, host)
+    return any(peer in m.get("peerURLs", []) for m in _member_list(target, host))
+
+
+def _unstarted_member(target: Target, host: str) -> bool:
+    """A member added earlier (by a heal that was interrupted) but never started has an empty name."""
+    peer = _peer_url(target, host)
+    try:
+        members = _member_list(target, host)
+    except FaultError:  # treated as "not known to be added"
+        return False
+    return any(peer in m.get("peerURLs", []) and not m.get("name") for m in members)
 
 
 @dataclass
@@ -89,98 +116,71 @@ class RemoveMember(Fault):
     (member add, --initial-cluster-state=existing), then restores its normal command line."""
 
     name = "remove-member"
+    requires = (Capability.ETCD_DATA, Capability.HOLD)
     host: str = ""
 
-    def plan(self, cluster: Cluster) -> None:
-        member = _member_id(cluster, self.host)
+    def plan(self, target: Target) -> None:
+        member = _member_id(target, self.host)
         if member is None:
             raise FaultError(f"etcd has no member named {self.host}")
         self.captured["member_id"] = str(member)
 
-    def act(self, cluster: Cluster) -> None:
-        cluster.control(f"etcd@{self.host}").hold()
-        _reconfigure(cluster, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]},
-                     applied=lambda: not _peer_listed(cluster, self.host))
-        _stop_member(cluster, self.host)
+    def act(self, target: Target) -> None:
+        # stopped first, so that nothing restarts the member that etcd is about to remove (it would exit again)
+        _stop_member(target, self.host)
+        _reconfigure(target, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]},
+                     applied=lambda: not _peer_listed(target, self.host))
 
-    def undo(self, cluster: Cluster) -> None:
-        control = cluster.control(f"etcd@{self.host}")
-        if _member_id(cluster, self.host) is not None and control.child_pid() and _healthy(cluster, self.host):
-            control.release()
+    def undo(self, target: Target) -> None:
+        if _member_id(target, self.host) is not None and target.pid(ETCD, self.host) and _healthy(target, self.host):
+            target.release(ETCD, self.host)
             return
-        topology = cluster.topology
-        host = topology.host(self.host)
-        members = cluster.etcd.members()
-        if not any(name == self.host for name in members.values()) and not _unstarted_member(cluster, host):
-            _reconfigure(cluster, self.host, "/v3/cluster/member/add",
-                         {"peerURLs": [etcd_component.peer_url(topology, host)]},
-                         applied=lambda: _peer_listed(cluster, self.host))
-        _stop_member(cluster, self.host)
-        shutil.rmtree(_data_dir(cluster, self.host), ignore_errors=True)
-        argv = [a.replace("--initial-cluster-state=new", "--initial-cluster-state=existing") for a in control.spec().argv]
-        control.override(argv)
-        control.release()
-        control.kick()
-        wait_for(lambda: _healthy(cluster, self.host), 60, what=f"etcd@{self.host} to rejoin")
-        control.clear_override()  # its data directory exists now: the initial-cluster flags are ignored
+        members = target.etcd.members()
+        if not any(name == self.host for name in members.values()) and not _unstarted_member(target, self.host):
+            _reconfigure(target, self.host, "/v3/cluster/member/add", {"peerURLs": [_peer_url(target, self.host)]},
+                         applied=lambda: _peer_listed(target, self.host))
+        _stop_member(target, self.host)
+        _wipe(target, self.host)
+        argv = [a.replace("--initial-cluster-state=new", "--initial-cluster-state=existing")
+                for a in target.command_line(ETCD, self.host)]
+        target.override_command_line(ETCD, self.host, argv)
+        target.release(ETCD, self.host)
+        wait_for(lambda: _healthy(target, self.host), 60, what=f"etcd@{self.host} to rejoin")
+        # its data directory exists now, so the initial-cluster flags are ignored: the configured line is right again
+        target.restore_command_line(ETCD, self.host)
 
 
-def _member_list(cluster: Cluster, host: str) -> list[dict]:
-    """The member list as another member sees it; FaultError when none answers."""
-    try:
-        return cluster.etcd.post(_other_url(cluster, host), "/v3/cluster/member/list", {}).get("members", [])
-    except (requests.RequestException, ValueError) as error:
-        raise FaultError(f"no etcd member other than {host} lists the members: {error}") from None
-
-
-def _peer_listed(cluster: Cluster, host: str) -> bool:
-    peer = etcd_component.peer_url(cluster.topology, cluster.topology.host(host))
-    return any(peer in m.get("peerURLs", []) for m in _member_list(cluster, host))
-
-
-def _unstarted_member(cluster: Cluster, host) -> bool:
-    """A member added earlier (by a heal that was interrupted) but never started has an empty name."""
-    peer = etcd_component.peer_url(cluster.topology, host)
-    try:
-        members = _member_list(cluster, host.name)
-    except FaultError:  # treated as "not known to be added"
-        return False
-    return any(peer in m.get("peerURLs", []) and not m.get("name") for m in members)
-
-
-def take_snapshot(cluster: Cluster, path: Path) -> Path:
-    """etcdctl snapshot save from the first healthy member."""
+def take_snapshot(target: Target, path: Path) -> Path:
+    """etcdctl snapshot save from the first healthy member, run inside its host (the snapshot lands in the run
+    directory, which the hosts of a target with Capability.ETCD_DATA share)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    url = next(u for u in cluster.etcd_urls if cluster.etcd.status(u, 1.0))
-    etcdctl(cluster, url, "snapshot", "save", str(path), timeout=60)
+    host = next((h for h in target.hosts(HostRole.ETCD) if target.etcd.status(target.etcd_url(h), 1.0)), None)
+    if host is None:
+        raise FaultError("no etcd member answers, so no snapshot can be taken", "quorum status shows the members")
+    target.exec(host, etcdctl_argv(target, target.etcd_url(host), "snapshot", "save", str(path)), timeout=60)
     return path
 
 
-def restore_from_snapshot(cluster: Cluster, snapshot: Path) -> None:
+def restore_from_snapshot(target: Target, snapshot: Path) -> None:
     """Disaster recovery: every member restored from `snapshot` into a fresh data directory, then the
     apiservers restarted (their watch caches hold revisions the restored store no longer has)."""
-    topology = cluster.topology
-    hosts = topology.etcd_hosts
+    hosts = target.hosts(HostRole.ETCD)
     for host in hosts:
-        _stop_member(cluster, host.name)
-    initial = ",".join(f"{h.name}={etcd_component.peer_url(topology, h)}" for h in hosts)
+        _stop_member(target, host)
+    initial = ",".join(f"{h}={_peer_url(target, h)}" for h in hosts)
+    token = _flag(target.command_line(ETCD, hosts[0]), "--initial-cluster-token")
     for host in hosts:
-        data = _data_dir(cluster, host.name)
-        shutil.rmtree(data, ignore_errors=True)
-        data.parent.mkdir(parents=True, exist_ok=True)
-        run([str(cluster.layout.binary("etcdctl")), "snapshot", "restore", str(snapshot), f"--name={host.name}",
-             f"--initial-cluster={initial}", f"--initial-cluster-token=quorum-{topology.name}",
-             f"--initial-advertise-peer-urls={etcd_component.peer_url(topology, host)}", f"--data-dir={data}"],
-            timeout=60)
+        _wipe(target, host)
+        target.exec(host, [target.tool_path("etcdctl"), "snapshot", "restore", str(snapshot), f"--name={host}",
+                           f"--initial-cluster={initial}", f"--initial-cluster-token={token}",
+                           f"--initial-advertise-peer-urls={_peer_url(target, host)}",
+                           f"--data-dir={target.etcd_data_dir(host)}"], timeout=60)
     for host in hosts:
-        control = cluster.control(f"etcd@{host.name}")
-        control.clear_override()
-        control.release()
-        control.kick()
-    wait_for(lambda: all(_healthy(cluster, h.name) for h in hosts), 60, what="every restored etcd member")
-    for controller in topology.controllers:
-        pid = cluster.control(f"kube-apiserver@{controller.name}").child_pid()
-        _signal(pid, signal.SIGTERM)
+        target.restore_command_line(ETCD, host)
+        target.release(ETCD, host)
+    wait_for(lambda: all(_healthy(target, h) for h in hosts), 60, what="every restored etcd member")
+    for controller in target.component_hosts("kube-apiserver"):
+        target.signal("kube-apiserver", controller, "SIGTERM")
     time.sleep(0.2)
 
 
@@ -190,32 +190,32 @@ class LoseQuorumForGood(Fault):
     taken first; heal restores the whole cluster from it (the documented disaster-recovery procedure)."""
 
     name = "lose-quorum"
+    requires = (Capability.ETCD_DATA, Capability.HOLD)
     hosts: list[str] = field(default_factory=list)  # default: a majority of the etcd hosts
 
-    def plan(self, cluster: Cluster) -> None:
-        names = [h.name for h in cluster.topology.etcd_hosts]
+    def plan(self, target: Target) -> None:
+        names = target.hosts(HostRole.ETCD)
         if not self.hosts:
             self.hosts = names[: len(names) // 2 + 1]
         if len(self.hosts) <= len(names) // 2:
             raise FaultError(f"{self.hosts} is not a majority of {names}: quorum would survive")
-        snapshot = cluster.run_dir / "snapshots" / f"{self.id}.db"
-        take_snapshot(cluster, snapshot)
+        snapshot = target.run_dir / "snapshots" / f"{self.id}.db"
+        take_snapshot(target, snapshot)
         self.captured["snapshot"] = str(snapshot)
 
-    def act(self, cluster: Cluster) -> None:
+    def act(self, target: Target) -> None:
         for host in self.hosts:
-            _stop_member(cluster, host)
-            shutil.rmtree(_data_dir(cluster, host), ignore_errors=True)
+            _stop_member(target, host)
+            _wipe(target, host)
 
-    def undo(self, cluster: Cluster) -> None:
+    def undo(self, target: Target) -> None:
         snapshot = Path(self.captured.get("snapshot", ""))
         if not snapshot.is_file():
             # plan never finished: nothing was destroyed, only make sure nothing stays held
-            for host in cluster.topology.etcd_hosts:
-                cluster.control(f"etcd@{host.name}").release()
-                cluster.control(f"etcd@{host.name}").kick()
+            for host in target.hosts(HostRole.ETCD):
+                target.release(ETCD, host)
             return
-        if all(_healthy(cluster, h.name) for h in cluster.topology.etcd_hosts) and not any(
-                cluster.control(f"etcd@{h}").held() for h in self.hosts):
+        hosts = target.hosts(HostRole.ETCD)
+        if all(_healthy(target, h) for h in hosts) and not any(target.held(ETCD, h) for h in self.hosts):
             return
-        restore_from_snapshot(cluster, snapshot)
+        restore_from_snapshot(target, snapshot)

@@ -1,57 +1,31 @@
 """`quorum heal`: undo what faults of a killed harness left behind.
 
-First the journal: every fault begun and not healed is reconstructed and healed. Then a sweep that needs
-no journal (a harness can die between acting and journaling only if the journal write itself failed):
-tagged iptables rules, shaping qdiscs, stopped processes, held or overridden components; on kind, held
-static-pod manifests.
+First the journal: every fault begun and not healed is rebuilt from its record and healed. Then a sweep that needs
+no journal (a harness can die between acting and journaling only if the journal write itself failed): every
+Quorum-tagged firewall rule and every shaped link on every host, then what only the target knows (held or
+overridden components, stopped processes, held manifests).
 """
 
 from __future__ import annotations
 
-import signal
-
-from harness.backends.process.up import _pids_in
-from harness.backends.process.target import Cluster
+from harness.errors import QuorumError
 from harness.faults.base import heal_leftovers
-from harness.faults.network import remove_tagged_rules, restore_link
-from harness.faults.process import _signal, process_state, terminate
-from harness.faults.static_pod import put_back_held_manifests
+from harness.target.capabilities import Capability
+from harness.target.protocol import Target
 
 
-def sweep(cluster: Cluster) -> list[str]:
+def sweep(target: Target) -> list[str]:
     done = []
-    for host in cluster.topology.hosts:
-        removed = remove_tagged_rules(cluster, host.name)
-        if removed:
-            done.append(f"{removed} fault rules on {host.name}")
-        qdisc = cluster.exec(host.name, ["tc", "qdisc", "show", "dev", cluster.link(host.name), "root"], check=False)
-        baseline = cluster.topology.network.link_rate_mbit
-        if " netem " in f" {qdisc} " or (" tbf " in f" {qdisc} " and not (baseline and f"{baseline:g}Mbit" in qdisc)):
-            cluster.exec(host.name, ["tc", "qdisc", "del", "dev", cluster.link(host.name), "root"], check=False)
-            restore_link(cluster, host.name)
-            done.append(f"shaping on {host.name}")
-    for pid in _pids_in(cluster.state.netns):
-        if process_state(pid) == "T":
-            _signal(pid, signal.SIGCONT)
-            done.append(f"resumed pid {pid}")
-    for component in cluster.specs:
-        control = cluster.control(component)
-        if control.held() or control.overridden():
-            control.release()
-            control.clear_override()
-            terminate(cluster, component)  # it may be running the bad command line
-            done.append(f"restored {component}")
-            control.kick()
-        elif control.child_pid() is None:
-            # only a component that is not running: a kick waits for the next exit and restarts it then, whatever
-            # its policy, so a kick left for a running one would undo a later test's `never`
-            control.kick()
-            done.append(f"started {component}")
-    return done
+    for host in target.hosts():
+        try:
+            if Capability.NETWORK in target.capabilities() and (removed := target.heal_network(host)):
+                done.append(f"{removed} fault rules on {host}")
+            if Capability.SHAPE in target.capabilities() and target.restore_link(host):
+                done.append(f"shaping on {host}")
+        except QuorumError as error:  # a host that is down: the others are still swept
+            done.append(f"could not sweep {host}: {error}")
+    return done + target.sweep()
 
 
-def heal_cluster(cluster: Cluster) -> list[str]:
-    healed = [f"healed {d}" for d in heal_leftovers(cluster)]
-    if cluster.state.backend == "kind":  # no Quorum-made rules, shaping or supervised components there
-        return healed + put_back_held_manifests(cluster)
-    return healed + sweep(cluster)
+def heal_cluster(target: Target) -> list[str]:
+    return [f"healed {d}" for d in heal_leftovers(target)] + sweep(target)

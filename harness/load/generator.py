@@ -14,9 +14,10 @@ from pathlib import Path
 
 import requests
 
-from harness.backends.process.target import Cluster, environment_for_keepers
 from harness.history import History, Op, Outcome
 from harness.load.spec import LOAD_NAMESPACE, LoadSpec, parse_spec
+from harness.shell import python_environment
+from harness.target.protocol import Target
 
 STOP_GRACE_S = 15.0
 
@@ -30,19 +31,18 @@ class LoadSummary:
     processes: int
 
 
-def spec_for(cluster: Cluster, **settings) -> LoadSpec:
+def spec_for(cluster: Target, **settings) -> LoadSpec:
     """A load spec for this cluster: its endpoint, the loadgen identity and its hollow nodes."""
-    pki = cluster.layout.pki
-    client = pki.client("loadgen")
+    ca, client = cluster.client_credentials("loadgen")
     topology = cluster.topology
     nodes = [n for h in topology.node_hosts for n in topology.hollow_node_names(h)]
     settings.setdefault("processes", min(os.cpu_count() or 1, 2))
-    return parse_spec({"endpoint": topology.api_endpoint, "ca": pki.ca.cert, "cert": client.cert, "key": client.key,
+    return parse_spec({"endpoint": cluster.api_endpoint, "ca": ca, "cert": client.cert, "key": client.key,
                        "nodes": nodes, **settings})
 
 
 class LoadGenerator:
-    def __init__(self, cluster: Cluster, history: History, spec: LoadSpec, work_dir: Path) -> None:
+    def __init__(self, cluster: Target, history: History, spec: LoadSpec, work_dir: Path) -> None:
         if spec.processes > (os.cpu_count() or 1):
             from harness.load.spec import LoadSpecError
 
@@ -73,7 +73,7 @@ class LoadGenerator:
             with open(self.work_dir / f"load-{index}.log", "ab") as log:
                 self.processes.append(subprocess.Popen(
                     [sys.executable, "-m", "harness.load.worker", str(spec_file), str(records), str(summary)],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=environment_for_keepers()))
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=python_environment()))
         return self
 
     def wait(self) -> LoadSummary:
@@ -142,7 +142,7 @@ def import_records(history: History, records: Path, process: str) -> tuple[int, 
     return count, failed
 
 
-def _remove_leftovers(cluster: Cluster) -> None:
+def _remove_leftovers(cluster: Target) -> None:
     """The objects the users still owned when the run ended (each keeps a few alive), so runs do not pile up."""
     for kind in ("configmaps", "pods"):
         try:
@@ -152,7 +152,7 @@ def _remove_leftovers(cluster: Cluster) -> None:
             pass  # best effort: the next run's objects have other names, and `quorum down` removes everything
 
 
-def _ensure_namespace(cluster: Cluster) -> None:
+def _ensure_namespace(cluster: Target) -> None:
     from harness.load.hollow import ensure_namespace
 
     ensure_namespace(cluster.api, LOAD_NAMESPACE)

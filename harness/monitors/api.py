@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import requests
 
-from harness.backends.process.target import Cluster
+from harness.target.protocol import Target
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 
@@ -34,7 +34,7 @@ PROBES = {"readyz": "/readyz", "get": "/api/v1/namespaces/default"}  # probe -> 
 class ApiProber(Monitor):
     name = "api"
 
-    def __init__(self, cluster: Cluster, history: History, *, rate: float = 20.0, timeout: float = 1.0,
+    def __init__(self, cluster: Target, history: History, *, rate: float = 20.0, timeout: float = 1.0,
                  direct: bool = False, workers: int = 4, fresh: int = 0, probe: str = "readyz", **limits) -> None:
         super().__init__(cluster, history, rate=rate, workers=workers, **limits)
         if probe not in PROBES:
@@ -44,9 +44,8 @@ class ApiProber(Monitor):
         self.path, self.op = PROBES[probe], f"api.{probe}"
         self.targets = {"lb": cluster.api_endpoint}
         if direct:
-            for host in cluster.topology.controllers:
-                spec = cluster.spec("kube-apiserver", host.name)
-                self.targets[host.name] = f"https://{spec.health.address}:{spec.health.port}"
+            for host in cluster.component_hosts("kube-apiserver"):
+                self.targets[host] = cluster.apiserver(host).endpoint
         self._sessions = [self._session() for _ in range(workers)]
 
     def _session(self) -> requests.Session:

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from harness.backends.process.target import Cluster
+from harness.target.protocol import Target
 from harness.history import History
 
 DEFAULT_MAX_S = 1800.0  # no monitor outlives half an hour, whatever the test does
@@ -20,7 +20,7 @@ DEFAULT_MAX_S = 1800.0  # no monitor outlives half an hour, whatever the test do
 class Monitor:
     name = "monitor"
 
-    def __init__(self, cluster: Cluster, history: History, *, rate: float, workers: int = 1,
+    def __init__(self, cluster: Target, history: History, *, rate: float, workers: int = 1,
                  max_ops: int = 200_000, max_s: float = DEFAULT_MAX_S) -> None:
         if rate <= 0 or workers < 1:
             raise ValueError("rate must be positive and workers at least 1")

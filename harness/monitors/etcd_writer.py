@@ -15,12 +15,12 @@ from urllib.parse import urlparse
 import pyetcd
 import pyetcd.exceptions
 
-from harness.backends.process.target import Cluster
+from harness.target.protocol import Target
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 
 
-def etcd_client(cluster: Cluster, url: str, timeout: float = 2.0):
+def etcd_client(cluster: Target, url: str, timeout: float = 2.0):
     parsed = urlparse(url)
     credentials = cluster.etcd_credentials
     if credentials is not None:
@@ -33,7 +33,7 @@ def etcd_client(cluster: Cluster, url: str, timeout: float = 2.0):
 class EtcdWriter(Monitor):
     name = "etcd"
 
-    def __init__(self, cluster: Cluster, history: History, *, rate: float = 20.0, workers: int = 2,
+    def __init__(self, cluster: Target, history: History, *, rate: float = 20.0, workers: int = 2,
                  timeout: float = 2.0, prefix: str | None = None, **limits) -> None:
         super().__init__(cluster, history, rate=rate, workers=workers, **limits)
         self.timeout = timeout

@@ -11,7 +11,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
-from harness.backends.process.target import Cluster
+from harness.target.protocol import Target
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 
@@ -19,7 +19,7 @@ NAMESPACE = "default"
 LABEL = "quorum.io/writer"
 
 
-def api_client(cluster: Cluster) -> k8s.ApiClient:
+def api_client(cluster: Target) -> k8s.ApiClient:
     configuration = k8s.Configuration()
     k8s_config.load_kube_config(config_file=str(cluster.admin_kubeconfig), client_configuration=configuration)
     configuration.retries = False  # a retried request would hide the failure and stretch the latency
@@ -29,7 +29,7 @@ def api_client(cluster: Cluster) -> k8s.ApiClient:
 class KubeWriter(Monitor):
     name = "kube"
 
-    def __init__(self, cluster: Cluster, history: History, *, rate: float = 5.0, workers: int = 2,
+    def __init__(self, cluster: Target, history: History, *, rate: float = 5.0, workers: int = 2,
                  timeout: float = 3.0, **limits) -> None:
         super().__init__(cluster, history, rate=rate, workers=workers, **limits)
         self.timeout = timeout

@@ -9,8 +9,8 @@ the poll that saw it, so a failover is timed to within one period.
 A holder is an identity: for a lease "<host>_<uuid>" (a restarted process on the same host is a new
 holder), for etcd the member name. Events carry `holder` (identity) and `host`.
 
-On kind the leases are read through kind's load balancer only (Quorum holds no direct client of each apiserver
-there), and etcd with kubeadm's etcd client certificate; holders are named by the nodes' short names.
+Where leases are read from is the target's choice (lease_clients: on kind, through kind's load balancer only), and
+holders are named by the target's host names.
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ import time
 
 import requests
 
-from harness.backends.process.target import LEASES, Cluster
+from harness.target.protocol import LEASES, Target
 from harness.errors import FaultError
 from harness.history import History, now
 
-SUBJECTS = (*LEASES.values(), "etcd")
+SUBJECTS = (*LEASES, "etcd")
 START_WAIT_S = 10.0  # start() waits this long at most for every subject's first answer
 
 
 class LeaderWatcher:
     name = "leases"
 
-    def __init__(self, cluster: Cluster, history: History, *, period: float = 0.1, max_s: float = 1800.0) -> None:
+    def __init__(self, cluster: Target, history: History, *, period: float = 0.1, max_s: float = 1800.0) -> None:
         self.cluster = cluster
         self.history = history
         self.period = period
@@ -46,8 +46,7 @@ class LeaderWatcher:
         self._last_t: dict[str, float] = {}
         self._names: dict[int, str] = {}
         self.samples: dict[str, int] = {}  # polls done per source, for the sampling benchmark
-        self._clients = [cluster.api] + ([cluster.apiserver(h.name) for h in cluster.topology.controllers]
-                                         if cluster.state.backend != "kind" else [])
+        self._clients = cluster.lease_clients()
 
     # ---- recording -----------------------------------------------------------------------------
 
@@ -79,7 +78,7 @@ class LeaderWatcher:
             t = (invoke + now()) / 2
             self.samples["leases"] = self.samples.get("leases", 0) + 1
             if items is not None:
-                for name in LEASES.values():
+                for name in LEASES:
                     spec = items.get(name, {})
                     identity = spec.get("holderIdentity") or None
                     self._observe(name, identity, t, transitions=spec.get("leaseTransitions"))
@@ -138,7 +137,7 @@ class LeaderWatcher:
         """Every subject has an answer: one LIST answers for every lease (a missing lease is an answer); etcd
         answers with a named leader that a majority of members report."""
         with self._lock:
-            return all(subject in self.current for subject in LEASES.values()) and bool(self.current.get("etcd"))
+            return all(subject in self.current for subject in LEASES) and bool(self.current.get("etcd"))
 
     def _bounded(self, function, args) -> None:
         timer = threading.Timer(self.max_s, self._stop.set)

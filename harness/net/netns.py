@@ -127,14 +127,16 @@ def network_lock(timeout_s: float = NETWORK_LOCK_TIMEOUT_S) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-@contextmanager
-def claim_subnet(subnet: ipaddress.IPv4Network) -> Iterator[None]:
-    """Refuse a subnet in use, add the guard route, and let the caller create its bridge (with an address in
-    `subnet`) before any other run may check or claim: the bridge is what keeps the guard in place."""
-    with network_lock():
-        from harness.backends import orphans  # late: orphans imports this module
+Reclaim = Callable[[ipaddress.IPv4Network], list[str]]
 
-        for removed in orphans.reclaim(subnet):
+
+@contextmanager
+def claim_subnet(subnet: ipaddress.IPv4Network, reclaim: Reclaim = lambda _: []) -> Iterator[None]:
+    """Refuse a subnet in use, add the guard route, and let the caller create its bridge (with an address in
+    `subnet`) before any other run may check or claim: the bridge is what keeps the guard in place. First,
+    `reclaim` removes what runs this machine no longer knows left in `subnet` (harness/backends/orphans.py)."""
+    with network_lock():
+        for removed in reclaim(subnet):
             print(f"quorum: removed {removed}, left by a run this machine no longer knows (killed, then a reboot)",
                   file=sys.stderr)
         overlaps = overlapping_routes(subnet)
@@ -191,7 +193,9 @@ def shape(netns: str, rate_mbit: float, burst_kb: int = 256, latency_ms: int = 5
 class RunNetwork:
     """The bridge, namespaces and veths of one run. `record(kind, value)` journals before each creation."""
 
-    def __init__(self, run_id: str, subnet: ipaddress.IPv4Network, record: Callable[[str, object], None]) -> None:
+    def __init__(self, run_id: str, subnet: ipaddress.IPv4Network, record: Callable[[str, object], None],
+                 reclaim: Reclaim = lambda _: []) -> None:
+        self.reclaim = reclaim
         self.run_id = run_id
         self.subnet = subnet
         self.bridge = bridge_name(run_id)
@@ -200,7 +204,7 @@ class RunNetwork:
     def create(self, hosts: list[tuple[str, ipaddress.IPv4Address]], link_rate_mbit: float | None = None) -> None:
         if link_exists(self.bridge):
             raise ClusterError(f"bridge {self.bridge} already exists", "quorum down --all removes leftovers of old runs")
-        with claim_subnet(self.subnet):
+        with claim_subnet(self.subnet, self.reclaim):
             self.record("guard_route", True)
             self.record("bridge", self.bridge)
             run(["ip", "link", "add", self.bridge, "type", "bridge"])

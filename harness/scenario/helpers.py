@@ -9,63 +9,50 @@ import time
 from collections.abc import Callable, Iterator
 
 from harness.checkers import Verdict
-from harness.backends.process.target import Cluster
 from harness.history import History
+from harness.target.protocol import Target, split_id
 from harness.topology import Component
 
 
-def first_host_running(cluster: Cluster, component: Component) -> str:
-    """The first host of the topology that runs `component`; on kind, the first control-plane node (each runs
-    the whole control plane as static pods)."""
-    if cluster.state.backend == "kind":
-        return cluster.nodes("control-plane")[0]  # type: ignore[attr-defined]
-    for host in cluster.topology.hosts:
-        if component in cluster.topology.components_on(host):
-            return host.name
-    raise LookupError(f"no host runs {component.value}")
+def first_host_running(cluster: Target, component: Component) -> str:
+    """The first host that runs `component`."""
+    hosts = cluster.component_hosts(component)
+    if not hosts:
+        raise LookupError(f"no host runs {component.value}")
+    return hosts[0]
 
 
-def wait_healthy(cluster: Cluster, component_id: str, timeout_s: float) -> float | None:
-    """Seconds until the component ('<component>@<host>') passes its health check, or None if it did not within
-    timeout_s: the supervisor's process and its health probe; on kind, the static pod's own check in its node."""
-    from harness.clients.health import probe
-
-    on_kind = cluster.state.backend == "kind"
-    component, node = component_id.split("@", 1)
-
-    def healthy() -> bool:
-        if on_kind:
-            return cluster.component_healthy(node, component)  # type: ignore[attr-defined]
-        return cluster.pid(component_id) is not None and probe(cluster.specs[component_id].health, 0.5)
-
-    interval_s = 0.5 if on_kind else 0.1  # on kind each check is a docker exec or a request into the node
+def wait_healthy(cluster: Target, component_id: str, timeout_s: float) -> float | None:
+    """Seconds until the component ('<component>@<host>') passes its own health check, or None if it did not
+    within timeout_s."""
+    component, host = split_id(component_id)
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
-        if healthy():
+        if cluster.component_healthy(component, host):
             return time.monotonic() - start
-        time.sleep(interval_s)
+        time.sleep(cluster.health_poll_s)
     return None
 
 
-def exits_within(cluster: Cluster, history: History, component_id: str, pid: int | None, since: float,
+def exits_within(cluster: Target, history: History, component_id: str, pid: int | None, since: float,
                  window_s: float) -> list[float]:
     """Watch '<component>@<host>' for window_s from `since` (monotonic); the seconds after `since` at which it
-    exited. On the process and docker backends the supervisor records every exit (copied into the History); on kind
-    the static pod's process `pid` is watched in its node, and the moment it is gone (or replaced) is recorded in
-    the History as component.exit (to within one docker exec, about 0.2 s)."""
+    exited. A supervisor records every exit itself (copied into the History); otherwise the process `pid` is
+    watched, and the moment it is gone or replaced is recorded in the History as component.exit (to within one
+    look, e.g. one docker exec, about 0.2 s)."""
     deadline = since + window_s
-    if cluster.state.backend == "kind":
-        component, node = component_id.split("@", 1)
+    if cluster.supervisor_events() is None:
+        component, host = split_id(component_id)
         while time.monotonic() < deadline:
-            if cluster.static_pod_pid(node, component) != pid:  # type: ignore[attr-defined]
-                history.event("component.exit", component=component_id, pid=pid, observed_in_node=True)
+            if cluster.pid(component, host) != pid:
+                history.event("component.exit", component=component_id, pid=pid, observed=True)
                 break
             time.sleep(0.2)
     time.sleep(max(0.0, deadline - time.monotonic()))
     return [e.t - since for e in history.events_of("component.exit", component=component_id) if e.t > since]
 
 
-def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_s: float, *,
+def wait_lb_marks_down(cluster: Target, history: History, server: str, timeout_s: float, *,
                        from_up: bool = False, seen_up_event: threading.Event | None = None) -> float | None:
     """Poll the load balancer's admin socket until it marks `server` DOWN; the moment is recorded in the
     History (lb.marked-down) for the lb-detection checker. Returns the monotonic time, or None.
@@ -95,7 +82,7 @@ def wait_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_
 
 
 @contextlib.contextmanager
-def watching_lb_marks_down(cluster: Cluster, history: History, server: str, timeout_s: float,
+def watching_lb_marks_down(cluster: Target, history: History, server: str, timeout_s: float,
                            up_within_s: float) -> Iterator[Callable[[], float | None]]:
     """wait_lb_marks_down in the background, started before a fault acts: a fault that restarts an apiserver blocks
     while it stops (SIGTERM, a grace, SIGKILL), and the load balancer's checks fail from the SIGTERM on, so its

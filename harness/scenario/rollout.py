@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from harness.backends.process.target import Cluster
+from harness.target.protocol import HostRole, Target
 from harness.faults import ModifyFlags, Nemesis
 from harness.faults.base import Fault
 
@@ -26,7 +26,7 @@ class RolloutResult:
         return self.failed_on is None
 
 
-def _ready_within(cluster: Cluster, host: str, timeout_s: float) -> bool:
+def _ready_within(cluster: Target, host: str, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if cluster.apiserver(host).ready(timeout=1.0):
@@ -35,12 +35,12 @@ def _ready_within(cluster: Cluster, host: str, timeout_s: float) -> bool:
     return False
 
 
-def rolling_flag_change(cluster: Cluster, nemesis: Nemesis, flags: dict[str, str], *, ready_timeout_s: float,
+def rolling_flag_change(cluster: Target, nemesis: Nemesis, flags: dict[str, str], *, ready_timeout_s: float,
                         readiness_gate: bool = True) -> RolloutResult:
     """Apply `flags` (replaced or added) to each apiserver in turn. Without the readiness gate (the
     defect), every apiserver is changed without waiting."""
     result = RolloutResult()
-    for host in (h.name for h in cluster.topology.controllers):
+    for host in cluster.hosts(HostRole.CONTROLLER):
         fault = nemesis.inject(ModifyFlags(component=f"kube-apiserver@{host}", replace=flags))
         if readiness_gate and not _ready_within(cluster, host, ready_timeout_s):
             nemesis.heal(fault)
@@ -52,7 +52,7 @@ def rolling_flag_change(cluster: Cluster, nemesis: Nemesis, flags: dict[str, str
     return result
 
 
-def roll_back(cluster: Cluster, nemesis: Nemesis, result: RolloutResult, *, ready_timeout_s: float) -> bool:
+def roll_back(cluster: Target, nemesis: Nemesis, result: RolloutResult, *, ready_timeout_s: float) -> bool:
     """Undo a rolling change the way it was made: one apiserver at a time, newest first, each ready again before
     the next is touched. Whether every one was. (Healing all the changes at once restarts every apiserver
     together: an outage through the LB, and the controller-manager and scheduler leaders, unable to renew,

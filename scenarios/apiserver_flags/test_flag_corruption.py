@@ -10,10 +10,15 @@ from harness.monitors import ApiProber
 from harness.faults import ModifyFlags
 from harness.scenario.rollout import roll_back, rolling_flag_change
 from harness.scenario import explain_all, judge, watching_lb_marks_down
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole
 from fixtures.observe import observe_during_test
 from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S,
                                 availability_probe_rate, lb_detection_max_s, lb_rise_s)
 from harness.topology import Component
+
+# the load balancer's own view of each apiserver (when it marks one DOWN) is what these scenarios time
+pytestmark = pytest.mark.requires(Capability.LB_ADMIN, Capability.OVERRIDE_ARGS)
 
 
 def observe_at_least(prober, seconds: float = AVAILABILITY_MIN_WINDOW_S) -> None:
@@ -38,7 +43,7 @@ def rolling_change_prober(request, cluster, history):
     or starts; two on long-lived connections, probed fast enough that a rolling change and its rollback (two
     restarts of every apiserver, each cutting its long-lived connections) fit the error budget: an outage still
     does not (harness/thresholds.py)."""
-    rate = availability_probe_rate(restarts=2 * len(cluster.topology.controllers), connections=2)
+    rate = availability_probe_rate(restarts=2 * len(cluster.hosts(HostRole.CONTROLLER)), connections=2)
     yield from observe_during_test(request, ApiProber(cluster, history, rate=rate, workers=3, fresh=1,
                                                       probe="get").start())
 
@@ -67,9 +72,9 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     the LB is >= 99.5 % available in the steady state that follows (the whole-window figure, which includes the
     detection time, is reported). Heal restores the last good command line and the apiserver is ready again
     within its start-up allowance."""
-    if len(cluster.topology.controllers) < 2:
+    if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         pytest.skip("one apiserver: there is nothing to route around it to")
-    host = cluster.topology.controllers[0].name
+    host = cluster.hosts(HostRole.CONTROLLER)[0]
     detection_max_s = lb_detection_max_s(cluster.topology)
     with (watching_lb_marks_down(cluster, history, host, timeout_s=detection_max_s + 5.0,
                                  up_within_s=UP_WITHIN_S) as marked_down_at,
@@ -104,7 +109,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     then on keeps every new connection away from it: real reads through the LB stay >= 99.5 % available from
     that moment to the end (at least 60 s of probing, see harness/thresholds.py; the whole-window figure, which
     includes the detection time, is reported)."""
-    first = cluster.topology.controllers[0].name
+    first = cluster.hosts(HostRole.CONTROLLER)[0]
     unused = cluster.topology.network.subnet.broadcast_address - 1
     detection_max_s = lb_detection_max_s(cluster.topology)
     started = time.monotonic()
@@ -121,8 +126,8 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
                                   window=(marked_down or started, time.monotonic())),
                      figures={"changed": result.changed, "failed_on": result.failed_on,
                               "availability_whole_window_pct": whole.figures.get("availability_pct")})
-    assert result.failed_on == cluster.topology.controllers[0].name and result.changed == []
-    assert all(cluster.apiserver(h.name).ready() for h in cluster.topology.controllers)
+    assert result.failed_on == cluster.hosts(HostRole.CONTROLLER)[0] and result.changed == []
+    assert all(cluster.apiserver(h).ready() for h in cluster.hosts(HostRole.CONTROLLER))
     assert all(verdicts), explain_all(verdicts)
 
 
@@ -144,6 +149,6 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
     observe_at_least(rolling_change_prober)
     verdicts = judge(history, availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT),
                      figures={"changed": changed, "rolled_back": rolled_back})
-    assert result.completed and changed == [h.name for h in cluster.topology.controllers]
+    assert result.completed and changed == cluster.hosts(HostRole.CONTROLLER)
     assert rolled_back, "an apiserver was not ready within its start-up allowance after the rollback"
     assert all(verdicts), explain_all(verdicts)

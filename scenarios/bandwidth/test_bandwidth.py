@@ -10,26 +10,27 @@ from harness.monitors.bandwidth import iperf3_gbit
 from harness.checkers import availability
 from harness.faults import Bandwidth
 from harness.scenario import explain_all, judge
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole
 from harness.thresholds import AVAILABILITY_PCT, BANDWIDTH_TOLERANCE, HOST_TO_HOST_FLOOR_GBIT
+
+# the links between the cluster's own hosts (a pod network has its own suite, test_pod_bandwidth.py)
+pytestmark = pytest.mark.requires(Capability.HOST_BANDWIDTH)
 
 LIMIT_MBIT = 100.0  # GOTCHAS measured tbf at this rate: 96.2 Mbit/s
 SLOW_LINK_MBIT = 1.0
 
 
 def pairs(cluster):
-    controllers = [h.name for h in cluster.topology.controllers]
-    found = [(controllers[0], c) for c in controllers[1:2]]
-    lb = cluster.topology.load_balancer_host
-    if lb is not None:
-        found.append((controllers[0], lb.name))
-    return found
+    controllers = cluster.hosts(HostRole.CONTROLLER)
+    return [(controllers[0], other) for other in controllers[1:2] + cluster.hosts(HostRole.LOADBALANCER)]
 
 
 @pytest.mark.conformance
 def test_host_to_host_bandwidth(cluster, history):
     """iperf3 between controllers and to the load balancer: each link carries at least the 5 Gbit/s Typhoon
     quotes pod-to-pod on a t3.small (ANCHORS); the figures are reported."""
-    if len(cluster.topology.hosts) < 2:
+    if len(cluster.hosts()) < 2:
         pytest.skip("one host: there is no host-to-host link")
     measured = {f"{a}->{b}": round(iperf3_gbit(cluster, a, b), 2) for a, b in pairs(cluster)}
     judge(history, figures={"gbit_per_s": measured, "floor_gbit_per_s": HOST_TO_HOST_FLOOR_GBIT})
@@ -41,7 +42,7 @@ def test_host_to_host_bandwidth(cluster, history):
 def test_a_bandwidth_limit_is_enforced(cluster, nemesis, history):
     """Limit a controller's link to 100 Mbit/s (tbf): iperf3 measures within 10 % of the limit; after heal the
     link carries at least what a healthy link must (the host-to-host floor), so the heal really removed it."""
-    if len(cluster.topology.controllers) < 2 and cluster.topology.load_balancer_host is None:
+    if not pairs(cluster):
         pytest.skip("one host: there is no link to measure")
     sender, receiver = pairs(cluster)[0]
     with nemesis.fault(Bandwidth(host=sender, rate_mbit=LIMIT_MBIT)):
@@ -67,9 +68,9 @@ def latency_ms(history, window):
 def test_the_api_stays_available_when_a_controller_link_is_slow(cluster, nemesis, api_prober, history, profile):
     """Throttle one controller's link to 1 Mbit/s. The API through the load balancer stays >= 99.5 %
     available; the change in its latency (p50/p99 before vs during) is reported."""
-    if len(cluster.topology.controllers) < 2:
+    if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         pytest.skip("one controller: a slow link is the whole cluster's link")
-    host = cluster.topology.controllers[0].name
+    host = cluster.hosts(HostRole.CONTROLLER)[0]
     time.sleep(profile.soak_s)
     before = (api_prober.started_at, time.monotonic())
     with nemesis.fault(Bandwidth(host=host, rate_mbit=SLOW_LINK_MBIT)):

@@ -1,18 +1,21 @@
-"""Pod-to-pod bandwidth on kind (`--backend kind`): what the pod network carries between two workers."""
+"""Pod-to-pod bandwidth on a cluster whose kubelets run pods (`--backend kind`): what the pod network carries
+between two workers."""
 
 import pytest
 
 from harness.backends.kind.pod_bandwidth import pod_to_pod
 from harness.scenario import judge
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole
 from harness.thresholds import POD_TO_POD_FLOOR_GBIT
 
-pytestmark = pytest.mark.kind
+pytestmark = pytest.mark.requires(Capability.PODS)
 
 
 def test_pod_to_pod_bandwidth_between_workers(cluster, history):
     """iperf3 from a pod on one worker to a pod on another, both ways: each direction carries at least the
     5 Gbit/s Typhoon quotes pod-to-pod on a t3.small (ANCHORS); the figures and retransmits are reported."""
-    workers = cluster.nodes("worker")
+    workers = cluster.hosts(HostRole.WORKER)
     if len(workers) < 2:
         pytest.skip(f"{len(workers)} worker(s): pod-to-pod across workers needs two")
     runs = [pod_to_pod(cluster, workers[0], workers[1]), pod_to_pod(cluster, workers[1], workers[0])]

@@ -1,10 +1,10 @@
 """Conformance: the running cluster keeps the invariants the background documents promise.
 
 Read-only (marker `conformance`, never destructive). Flags are read from each component's live command line
-(cluster.live_flags: /proc on the machine, or inside a kind node), reachability is tried from inside each
-host, files are read with pytest-testinfra inside each Quorum host (harness/backends/process/hostinfra.py); object-level facts
-come from the Kubernetes API. The checks marked any_backend run on kind too, where kubeadm's layout is judged
-by the same invariants (docs/scenarios.md says which it does not keep). Each check names its
+(Target.live_flags), reachability is tried from inside each host, files are read with pytest-testinfra inside
+each host (Target.testinfra); object-level facts come from the Kubernetes API. The checks run on every target
+(on kind, kubeadm's layout is judged by the same invariants; docs/scenarios.md says which it does not keep),
+except those that read the files Quorum wrote (Capability.RUN_FILES). Each check names its
 invariant and where it comes from: seed 000 (Typhoon multi-controller release notes), seed 001 (Typhoon
 kubelet/manifest notes), seed 003 (the 1000-node design), seed 004 (the resilience plan).
 """
@@ -17,7 +17,8 @@ import pytest
 
 from harness.components.flags import go_duration_s
 from harness.clients.health import session
-from harness.backends.process.hostinfra import testinfra_host
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole
 from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.topology import Component
 
@@ -34,14 +35,12 @@ def etcd_endpoint(cluster, member: str) -> tuple[str, int]:
     return url.hostname, url.port
 
 
-@pytest.mark.any_backend
 def test_etcd_members_are_exactly_the_etcd_hosts(cluster):
     """Invariant: the etcd cluster is the controllers' on-host members (or the dedicated etcd hosts), no
     more, no fewer. Source: seed 000 (on-host etcd across controllers), seed 004 (3-5 members)."""
-    assert sorted(cluster.etcd.members().values()) == sorted(cluster.etcd_host_names)
+    assert sorted(cluster.etcd.members().values()) == sorted(cluster.hosts(HostRole.ETCD))
 
 
-@pytest.mark.any_backend
 def test_etcd_peer_and_client_listeners_use_tls(cluster):
     """Invariant: etcd peer and client URLs are https with client-certificate auth. Source: seed 000 (TLS
     peers between controllers)."""
@@ -52,29 +51,26 @@ def test_etcd_peer_and_client_listeners_use_tls(cluster):
         assert flags.get("--client-cert-auth") == "true" and flags.get("--peer-client-cert-auth") == "true", host
 
 
-@pytest.mark.any_backend
 def test_the_etcd_client_port_is_reachable_from_every_controller(cluster):
     """Invariant: every controller reaches every member's client port (2379). Source: seed 000 (etcd client
     traffic allowed from every controller, needed by each apiserver)."""
-    for controller in cluster.apiserver_hosts:
-        for member in cluster.etcd_host_names:
+    for controller in cluster.hosts(HostRole.CONTROLLER):
+        for member in cluster.hosts(HostRole.ETCD):
             address, port = etcd_endpoint(cluster, member)
             probe = f"timeout 3 bash -c '</dev/tcp/{address}/{port}' && echo open"
             assert cluster.exec(controller, ["bash", "-c", probe], check=False).strip() == "open", \
                 f"{controller} cannot reach etcd on {member}"
 
 
-@pytest.mark.any_backend
 def test_plain_http_to_the_etcd_client_port_is_refused(cluster):
     """Invariant: no plain-text client access to etcd. Source: seed 000 (TLS everywhere)."""
-    for member in cluster.etcd_host_names:
+    for member in cluster.hosts(HostRole.ETCD):
         address, port = etcd_endpoint(cluster, member)
-        answer = cluster.exec(cluster.apiserver_hosts[0], ["curl", "-s", "-m", "3", f"http://{address}:{port}/health"],
+        answer = cluster.exec(cluster.hosts(HostRole.CONTROLLER)[0], ["curl", "-s", "-m", "3", f"http://{address}:{port}/health"],
                               check=False)
         assert '"health"' not in answer, f"{member} answered plain HTTP: {answer[:80]}"
 
 
-@pytest.mark.any_backend
 def test_every_apiserver_lists_every_etcd_member(cluster):
     """Invariant: each apiserver is configured with every member's client URL, so it survives the loss of
     its local member. Source: seed 000, seed 003 (etcd on every controller)."""
@@ -84,25 +80,24 @@ def test_every_apiserver_lists_every_etcd_member(cluster):
         assert servers == wanted, f"kube-apiserver@{host} lists {sorted(servers)}, not every member {sorted(wanted)}"
 
 
-@pytest.mark.not_on_kind("it reads the haproxy.cfg Quorum writes; kind writes its own load balancer's configuration")
+@pytest.mark.requires(Capability.RUN_FILES, Capability.LB_ADMIN)
 def test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver(cluster):
     """Invariant: the LB checks the apiserver itself (/readyz over verified TLS on the apiserver port), not
     a kubelet port, and has every apiserver as a backend. Source: seed 000 (apiservers behind an LB with
     apiserver health checks), seed 003 (HA proxy in front of apiservers with health checks)."""
-    lb = cluster.topology.load_balancer_host
-    if lb is None:
+    if not cluster.hosts(HostRole.LOADBALANCER):
         pytest.skip("no load balancer in this topology")
-    config = testinfra_host(cluster, lb.name).file(str(cluster.layout.config_dir(lb.name) / "haproxy.cfg")).content_string
+    lb = cluster.hosts(HostRole.LOADBALANCER)[0]
+    config = cluster.testinfra(lb).file(cluster.config_file("haproxy", lb)).content_string
     check = cluster.topology.load_balancer.health_check
     assert f"http-check send meth GET uri {check.path}" in config and check.path == "/readyz", "no /readyz check"
     assert "check check-ssl verify required" in config, "the health check is not over verified TLS"
     assert "10250" not in config, "the LB checks a kubelet port"
-    for controller in cluster.topology.controllers:
-        assert f"server {controller.name} {cluster.topology.address_of(controller)}:{cluster.topology.apiserver.port}" \
-            in config, f"{controller.name} is not a backend"
+    for controller in cluster.hosts(HostRole.CONTROLLER):
+        assert f"server {controller} {cluster.address(controller)}:{cluster.topology.apiserver.port}" in config, \
+            f"{controller} is not a backend"
 
 
-@pytest.mark.any_backend
 @pytest.mark.parametrize("component", [Component.CONTROLLER_MANAGER, Component.SCHEDULER], ids=lambda c: c.value)
 def test_leader_election_is_on_with_the_topology_timings(cluster, component):
     """Invariant: warm standbys with leader election, using the timings the topology states. Source: seed 004
@@ -118,7 +113,6 @@ def test_leader_election_is_on_with_the_topology_timings(cluster, component):
             assert math.isclose(go_duration_s(running[flag]), seconds, abs_tol=1e-3), f"{component.value}@{host} {flag}={running[flag]}, not {seconds}s"
 
 
-@pytest.mark.any_backend
 def test_authorization_is_rbac_and_node(cluster):
     """Invariant: the apiservers authorize with Node and RBAC, nothing more permissive. Source: seed 001
     (Typhoon's kubelet and manifest hardening)."""
@@ -127,7 +121,6 @@ def test_authorization_is_rbac_and_node(cluster):
         assert modes == ["Node", "RBAC"], f"kube-apiserver@{host} authorizes with {modes}"
 
 
-@pytest.mark.any_backend
 def test_anonymous_requests_are_refused_except_on_health_endpoints(cluster):
     """Invariant: on every apiserver, anonymous clients get the health endpoints and nothing else. Source: seed
     001; the LB's /readyz check needs anonymous health access (seed 000). Each apiserver is asked directly once
@@ -136,7 +129,7 @@ def test_anonymous_requests_are_refused_except_on_health_endpoints(cluster):
     answer 500 (unhealthy, e.g. a fresh apiserver's readiness flapping on a loaded machine): that answers the
     anonymous client, which is what is judged here; only 401/403 refuse it."""
     http = session()
-    for host in cluster.apiserver_hosts:
+    for host in cluster.hosts(HostRole.CONTROLLER):
         apiserver = cluster.apiserver(host)
         ca = apiserver.session.verify
         deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]
@@ -151,13 +144,12 @@ def test_anonymous_requests_are_refused_except_on_health_endpoints(cluster):
             assert status in (401, 403), f"anonymous GET {path} on {host} answered {status}"
 
 
-@pytest.mark.not_on_kind("it reads the keys and kubeconfigs Quorum writes in the run directory; kubeadm writes "
-                         "kind's inside the nodes")
+@pytest.mark.requires(Capability.RUN_FILES)
 def test_private_keys_and_kubeconfigs_are_mode_0600(cluster):
     """Invariant: key files and kubeconfigs are readable by their owner only. Source: seed 001 (assets
     hardening), the project's security rules."""
-    host = testinfra_host(cluster, cluster.topology.controllers[0].name)
-    paths = [*cluster.run_dir.joinpath("pki").rglob("*.key"), *cluster.run_dir.rglob("*.kubeconfig")]
+    host = cluster.testinfra(cluster.hosts(HostRole.CONTROLLER)[0])
+    paths = cluster.secret_files()
     assert paths
     loose = [str(p) for p in paths if host.file(str(p)).mode != 0o600]
     assert not loose, f"not mode 0600: {loose}"

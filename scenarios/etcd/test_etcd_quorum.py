@@ -5,11 +5,12 @@ import time
 import pytest
 
 from harness.checkers import durability, failover_time, monotonicity, write_outage
-from harness.faults import LoseQuorumForGood, RemoveMember, crash_and_keep_down, isolate_etcd_leader
+from harness.faults import IsolateEtcdLeader, LoseQuorumForGood, RemoveMember, Stop
 from harness.monitors.etcd_writer import etcd_client
 from harness.scenario import explain_all, judge, wait_healthy
-from harness.thresholds import (etcd_election_s, etcd_leader_change_max_s, etcd_write_outage_max_s,
-                                held_member_return_s)
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole
+from harness.thresholds import etcd_election_s, etcd_leader_change_max_s, etcd_write_outage_max_s
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
 
@@ -44,28 +45,26 @@ def answered(cluster, host, operation, key):
 
 
 @pytest.mark.conformance
-@pytest.mark.any_backend
 def test_members_use_tls_on_peer_and_client_urls(cluster):
     """Every member's peer and client URLs are https (Typhoon: etcd peers talk TLS); a member reachable in
     plain text on either port would let anyone on the network read or join the cluster."""
     members = cluster.etcd.post(cluster.etcd_urls[0], "/v3/cluster/member/list", {})["members"]
     plain = [(m.get("name"), url) for m in members for url in m.get("peerURLs", []) + m.get("clientURLs", [])
              if not url.startswith("https://")]
-    assert len(members) == len(cluster.etcd_host_names)
+    assert len(members) == len(cluster.hosts(HostRole.ETCD))
     assert not plain, f"etcd URLs without TLS: {plain}"
 
 
 @pytest.mark.destructive
-@pytest.mark.any_backend
 def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_writer, leases, history):
-    """Crash the etcd leader (SIGKILL) and keep it down (so a restart by the supervisor, or on kind by the kubelet,
-    cannot mask a lost quorum). The others elect a new leader within about one election timeout (bound: 3 x
+    """Crash the etcd leader (SIGKILL) and keep it down (so a restart by the cluster's self-healing cannot mask a
+    lost quorum). The others elect a new leader within about one election timeout (bound: 3 x
     election timeout + 0.5 s), writes pause only for that election plus one client timeout, and no acknowledged
     write is lost. A member count that cannot lose one member (2) fails here."""
     topology = cluster.topology
     leader = leases.holder("etcd")
     time.sleep(1.0)
-    with nemesis.fault(crash_and_keep_down(cluster, "etcd", leader)):
+    with nemesis.fault(Stop(component=f"etcd@{leader}", signal="SIGKILL")):
         time.sleep(etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S) + 3)
     etcd_writer.stop()
     verdicts = judge(
@@ -79,17 +78,16 @@ def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_wr
 
 
 @pytest.mark.destructive
-@pytest.mark.any_backend
 def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(cluster, nemesis, etcd_writer,
                                                                                   history):
     """Crash two members of three and keep them down. The survivor accepts no write and answers no linearizable
     read (it cannot know it is current); a serializable read still answers from its local copy. After heal the
-    members answer again within the cluster's own return time (the supervisor's restart, or on kind the kubelet
-    picking the manifests up again), writes resume within a leader election plus one client timeout of that,
-    and every write acknowledged before, during or after is there."""
-    topology, hosts = cluster.topology, cluster.etcd_host_names
+    members answer again within the cluster's own return time (e.g. a supervisor's restart, or a kubelet picking
+    the manifests up again), writes resume within a leader election plus one client timeout of that, and every
+    write acknowledged before, during or after is there."""
+    topology, hosts = cluster.topology, cluster.hosts(HostRole.ETCD)
     survivor, stopped = hosts[-1], hosts[: len(hosts) // 2 + 1]
-    faults = [nemesis.inject(crash_and_keep_down(cluster, "etcd", h)) for h in stopped]
+    faults = [nemesis.inject(Stop(component=f"etcd@{h}", signal="SIGKILL")) for h in stopped]
     time.sleep(3 * etcd_election_s(topology))
     lost_at = time.monotonic()
     put_ok = answered(cluster, survivor, "put", "/quorum/no-quorum-probe")
@@ -99,7 +97,7 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
     during = (lost_at, time.monotonic())
     for fault in faults:
         nemesis.heal(fault)
-    return_max_s = held_member_return_s(cluster)
+    return_max_s = cluster.held_return_s("etcd")
     returned = {h: wait_healthy(cluster, f"etcd@{h}", return_max_s) for h in stopped}
     quorum_back = time.monotonic()
     outage_max_s = etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S)
@@ -120,13 +118,12 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
 
 
 @pytest.mark.destructive
-@pytest.mark.any_backend
 def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster, nemesis, etcd_writer, leases,
                                                                            history):
-    """Cut the etcd leader off from the other members (on kind: its control-plane node from the other nodes). The
+    """Cut the etcd leader's host off from the other members' hosts. The
     majority elects a new leader within the election timeout scale; the old leader, alone, acknowledges no write;
     after heal all members converge on one revision, and no acknowledged write is lost."""
-    with nemesis.fault(isolate_etcd_leader(cluster)) as fault:
+    with nemesis.fault(IsolateEtcdLeader()) as fault:
         old = fault.captured["leader"]
         deadline = time.monotonic() + etcd_leader_change_max_s(cluster.topology) + 2
         while time.monotonic() < deadline and leases.identity("etcd", timeout=5) == old:
@@ -142,21 +139,17 @@ def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster
     assert all(verdicts), explain_all(verdicts)
 
 
-ON_KIND_MEMBERS_ARE_KUBEADMS = ("it rewrites a member's command line and data directory, which Quorum's supervisor "
-                                "owns; on kind they are kubeadm's static pod manifest and hostPath")
-
-
 @pytest.mark.destructive
-@pytest.mark.not_on_kind(ON_KIND_MEMBERS_ARE_KUBEADMS)
+@pytest.mark.requires(Capability.ETCD_DATA)
 def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, etcd_writer, leases, history):
     """Remove a follower from the cluster (member remove) while writes go on; add it back with an empty data
     directory (member add, initial-cluster-state existing). Writes continue throughout, the member catches
     up, and all members converge with nothing lost."""
-    follower = next(h.name for h in cluster.topology.etcd_hosts if h.name != leases.holder("etcd"))
+    follower = next(h for h in cluster.hosts(HostRole.ETCD) if h != leases.holder("etcd"))
     with nemesis.fault(RemoveMember(host=follower)):
         assert follower not in cluster.etcd.members().values()
         time.sleep(3)
-    assert sorted(cluster.etcd.members().values()) == sorted(h.name for h in cluster.topology.etcd_hosts)
+    assert sorted(cluster.etcd.members().values()) == sorted(cluster.hosts(HostRole.ETCD))
     converged(cluster)
     etcd_writer.stop()
     verdicts = judge(history, durability(history, system="etcd"),
@@ -166,12 +159,12 @@ def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, 
 
 @pytest.mark.destructive
 @pytest.mark.slow
-@pytest.mark.not_on_kind(ON_KIND_MEMBERS_ARE_KUBEADMS)
+@pytest.mark.requires(Capability.ETCD_DATA)
 def test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good(cluster, nemesis, etcd_writer, history):
     """Destroy a majority of members (processes and data). The surviving member takes no write. Restore every
     member from a snapshot taken just before: every write acknowledged before the snapshot is back, the cluster
     serves again, and the Kubernetes API is ready on top of it."""
-    survivor = cluster.etcd_host_names[-1]  # LoseQuorumForGood destroys the first majority
+    survivor = cluster.hosts(HostRole.ETCD)[-1]  # LoseQuorumForGood destroys the first majority
     time.sleep(3)
     etcd_writer.stop()  # everything acknowledged so far must survive: the snapshot is taken after this
     with nemesis.fault(LoseQuorumForGood()):

@@ -7,25 +7,26 @@ import time
 import pytest
 
 from harness.checkers import exclusive_leadership, failover_time, restart_accounting
-from harness.faults import Kill, ModifyFlags, kill_component, pause_component
+from harness.faults import Kill, ModifyFlags, Pause
 from harness.scenario import explain_all, exits_within, judge
+from harness.target.capabilities import Capability
 from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S, leader_failover_max_s, leader_give_up_max_s
+from harness.topology import Component
 
 LEASED = ["kube-controller-manager", "kube-scheduler"]
 
 
 @pytest.mark.destructive
-@pytest.mark.any_backend
 @pytest.mark.parametrize("lease", LEASED)
 def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases, history, lease):
-    """SIGKILL the process holding the lease (on kind: the static pod's, in its node). Another identity (a
+    """SIGKILL the process holding the lease. Another identity (a
     standby on another controller, or the restarted process) holds it within lease-duration + retry-period +
     margin (ANCHORS, with the margin for client-go's retry jitter: lease + 4.4 x retry + 0.5 s, see
     harness/thresholds.py). The killed process cannot release its lease, so the lease must expire first."""
     bound = leader_failover_max_s(cluster.topology)
     leader = leases.holder(lease)
     old = leases.identity(lease)
-    with nemesis.fault(kill_component(cluster, lease, leader)):
+    with nemesis.fault(Kill(component=f"{lease}@{leader}")):
         leases.wait_for_new_holder(lease, old, timeout=bound + 5)
     verdict = failover_time(history, subject=lease, max_s=bound)
     judge(history, verdict, figures={"lease": lease, "bound_s": bound})
@@ -33,11 +34,10 @@ def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases
 
 
 @pytest.mark.destructive
-@pytest.mark.any_backend
 @pytest.mark.parametrize("lease", LEASED)
 def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
         cluster, nemesis, leases, history, lease):
-    """SIGSTOP the leader (on kind: the static pod's process, in its node) until a standby has taken the lease (at
+    """SIGSTOP the leader until a standby has taken the lease (at
     most lease-duration + retry-period + margin), then resume it. It must give up leadership within
     renew-deadline + retry-period of waking (client-go's renew loop times out; the component exits and the
     supervisor, or the kubelet, restarts it) and never hold the lease again, so two holders never overlap in the
@@ -47,7 +47,7 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
     leader = leases.holder(lease)
     old = leases.identity(lease)
     component = f"{lease}@{leader}"
-    with nemesis.fault(pause_component(cluster, lease, leader)) as pause:
+    with nemesis.fault(Pause(component=component)) as pause:
         paused_at = time.monotonic()
         leases.wait_for_new_holder(lease, old, timeout=bound + 5)
     resumed_at = time.monotonic()
@@ -55,8 +55,8 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
     # every chance for a misbehaving ex-leader to renew
     exits = exits_within(cluster, history, component, pause.captured["pid"], resumed_at, give_up_bound + 1.0)
     accounting = []
-    if cluster.state.backend != "kind":  # the supervisor records its restarts; on kind the kubelet's are not judged
-        policy = cluster.topology.restart_policy(cluster.spec(lease, leader).component)
+    if Capability.SUPERVISOR in cluster.capabilities():  # the supervisor records its restarts in the History
+        policy = cluster.topology.restart_policy(Component(lease))
         accounting.append(restart_accounting(history, component=component, max_backoff_s=policy.backoff_s))
     verdicts = judge(
         history,
@@ -93,8 +93,8 @@ def test_failover_time_across_lease_timings(cluster, nemesis, leases, history):
         flags = {"--leader-elect-lease-duration": f"{int(duration * 1000)}ms",
                  "--leader-elect-renew-deadline": f"{int(renew * 1000)}ms",
                  "--leader-elect-retry-period": f"{int(retry * 1000)}ms"}
-        retimed = [nemesis.inject(ModifyFlags(component=f"{lease}@{h.name}", replace=flags))
-                   for h in cluster.topology.controllers]
+        retimed = [nemesis.inject(ModifyFlags(component=f"{lease}@{host}", replace=flags))
+                   for host in cluster.component_hosts(lease)]
         time.sleep(duration + retry)  # a fresh leader under the new timings
         leader, old = leases.holder(lease, timeout=duration * 3), leases.identity(lease)
         started = time.monotonic()

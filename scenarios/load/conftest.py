@@ -8,7 +8,7 @@ import allure
 import pytest
 
 from harness.checkers import slo
-from harness.backends.process.target import Cluster
+from harness.target.protocol import Target
 from harness.history import History
 from harness.load.generator import LoadGenerator, spec_for
 from harness.monitors.nodes import NodeReadiness
@@ -16,7 +16,7 @@ from harness.report.load_plots import plot_load
 
 
 @pytest.fixture
-def node_readiness(cluster: Cluster, history: History) -> Iterator[NodeReadiness]:
+def node_readiness(cluster: Target, history: History) -> Iterator[NodeReadiness]:
     monitor = NodeReadiness(cluster, history).start()
     yield monitor
     if monitor.running:
@@ -24,7 +24,7 @@ def node_readiness(cluster: Cluster, history: History) -> Iterator[NodeReadiness
 
 
 @pytest.fixture
-def api_load(request: pytest.FixtureRequest, cluster: Cluster, history: History, profile,
+def api_load(request: pytest.FixtureRequest, cluster: Target, history: History, profile,
              quorum_settings) -> Iterator[LoadGenerator]:
     """The profile's API load, started; the test waits for it (or stops it). Afterwards the latency
     table and the load picture are attached to the report."""

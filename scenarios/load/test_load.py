@@ -17,11 +17,12 @@ from harness.load.hollow import NAMESPACE
 from harness.scenario import explain_all, judge, wait_healthy, wait_lb_marks_down
 from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT,
                                 apiserver_cut_from_etcd_detection_s, leader_failover_max_s,
-                                node_failure_detection_s, restart_budget_s)
+                                node_failure_detection_s)
+from harness.target.capabilities import Capability
 from harness.topology import Component
 
 # on --load-topology (clusters/ha3-1000.yaml) unless the session's --topology has hollow nodes itself
-pytestmark = pytest.mark.hollow_nodes
+pytestmark = [pytest.mark.hollow_nodes, pytest.mark.requires(Capability.HOLLOW_NODES, Capability.LB_ADMIN)]
 
 SETTLE_S = 15.0  # after a fault healed: the LB's rise checks and the clients' reconnects, excluded from the SLOs
 # An availability window judged against 99.5 % must hold enough probes for one stray timeout not to decide it:
@@ -77,7 +78,7 @@ def test_killing_one_apiserver_under_load(cluster, history, nemesis, api_prober,
     time.sleep(profile.load_s / 4)
     with nemesis.fault(Kill(component=target)) as fault:
         time.sleep(0.5)
-        healthy = wait_healthy(cluster, target, restart_budget_s(cluster.topology, Component.APISERVER))
+        healthy = wait_healthy(cluster, target, cluster.restart_budget_s(Component.APISERVER))
     window = [(w[0], (w[1] or time.monotonic()) + SETTLE_S) for w in history.fault_windows()]
     api_load.wait()
     _watch_heartbeats_after_the_fault(cluster, history)

@@ -1,5 +1,5 @@
-"""Static-pod recovery on kind (`--backend kind`): the control plane is kubeadm's static pods, run by each
-control-plane node's kubelet from /etc/kubernetes/manifests. Whatever breaks it, the kubelet and what is on disk
+"""Static-pod recovery (`--backend kind`): the control plane is kubeadm's static pods, run by each control-plane
+node's kubelet from /etc/kubernetes/manifests. Whatever breaks it, the kubelet and what is on disk
 must bring it back: after a killed static pod, after a corrupted manifest is restored, after a power loss of
 every control-plane node at once. While an apiserver is kept down, kind's load balancer must route new
 connections around it once its health check had time to notice (the prober opens a new connection per
@@ -11,15 +11,17 @@ import pytest
 
 from harness.checkers import availability
 from harness.checkers.recovery import object_kept, recovered_within
-from harness.faults.kind_node import KindNodePartition
-from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill
+from harness.clients.marker import read_marker, write_marker
+from harness.faults import Kill, ModifyFlags, NodeRestart, Partition
 from harness.history import now
 from harness.scenario import explain_all, judge, wait_recorded
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole
 from harness.thresholds import (AVAILABILITY_PCT, KIND_LB_DETECTION_S, KUBELET_MANIFEST_PICKUP_S,
                                 kind_manifest_restore_s, kind_partition_recovery_s, kind_power_loss_recovery_s,
                                 kind_whole_cluster_after_s, static_pod_restart_budget_s)
 
-pytestmark = [pytest.mark.kind, pytest.mark.destructive]
+pytestmark = [pytest.mark.requires(Capability.STATIC_PODS), pytest.mark.destructive]
 
 HEALTHY = "API ready through the load balancer, every node and static pod Ready, both leases held"
 # An availability window judged against 99.5 % must hold enough probes for one stray timeout not to decide it
@@ -31,6 +33,10 @@ def _healthy(cluster) -> bool:
     return not cluster.problems()
 
 
+def _apiserver_ready(cluster, node: str) -> bool:
+    return cluster.component_healthy("kube-apiserver", node)
+
+
 # The power loss comes last: on a broken twin it leaves a cluster that only a rebuild repairs.
 
 
@@ -39,12 +45,12 @@ def test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet(cluster, hist
     answers within the kubelet's relist, its first crash back-off and the apiserver's start-up. The API's
     availability through the LB over the run is reported (the outage can be shorter than the LB's detection
     time, so it is not judged here; the manifest scenario judges the routing)."""
-    node = cluster.nodes("control-plane")[-1]
-    with nemesis.fault(StaticPodKill(node=node, component="kube-apiserver")):
+    node = cluster.hosts(HostRole.CONTROLLER)[-1]
+    with nemesis.fault(Kill(component=f"kube-apiserver@{node}")):
         pass  # the process is gone; bringing it back is the kubelet's job
     bound = static_pod_restart_budget_s()
-    wait_recorded(history, "kind.apiserver-ready", lambda: cluster.apiserver_ready(node), timeout_s=bound + 5.0,
-                  after=lambda: not cluster.apiserver_ready(node), node=node)
+    wait_recorded(history, "kind.apiserver-ready", lambda: _apiserver_ready(cluster, node), timeout_s=bound + 5.0,
+                  after=lambda: not _apiserver_ready(cluster, node), node=node)
     whole = availability(history)
     verdicts = judge(
         history,
@@ -61,14 +67,14 @@ def _one_apiserver_away(cluster, history, nemesis, fault, node: str, *, down_wit
     a steady window, call during(), heal. The verdicts: availability through the LB in the steady window, that
     apiserver back within back_within_s of the heal and the whole cluster within the bound that follows."""
     with nemesis.fault(fault):
-        down = wait_recorded(history, "kind.apiserver-down", lambda: not cluster.apiserver_ready(node),
+        down = wait_recorded(history, "kind.apiserver-down", lambda: not _apiserver_ready(cluster, node),
                              timeout_s=down_within_s, node=node)
         assert down is not None, f"{fault.describe()} did not make kube-apiserver on {node} unready"
         steady = (down + KIND_LB_DETECTION_S, down + KIND_LB_DETECTION_S + STEADY_S)
         time.sleep(max(0.0, steady[1] - now()))
         result = during()
     whole = kind_whole_cluster_after_s(back_within_s)
-    wait_recorded(history, "kind.apiserver-ready", lambda: cluster.apiserver_ready(node), timeout_s=back_within_s + 5.0,
+    wait_recorded(history, "kind.apiserver-ready", lambda: _apiserver_ready(cluster, node), timeout_s=back_within_s + 5.0,
                   node=node)
     wait_recorded(history, "kind.healthy", lambda: _healthy(cluster), timeout_s=whole + 5.0)
     return [availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
@@ -83,7 +89,8 @@ def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restor
     replaces the pod with one that cannot start. New connections through the LB stay >= 99.5 % available from
     the LB's detection time on; the restored manifest brings the apiserver back, then the whole cluster (its
     node may have gone NotReady meanwhile: its kubelet talks to that apiserver)."""
-    checks, _ = _one_apiserver_away(cluster, history, nemesis, ManifestCorruption(node="control-plane"), "control-plane",
+    corrupted = ModifyFlags(component="kube-apiserver@control-plane", add={"--quorum-no-such-flag": "corrupted"})
+    checks, _ = _one_apiserver_away(cluster, history, nemesis, corrupted, "control-plane",
                                     down_within_s=KUBELET_MANIFEST_PICKUP_S + 10.0,
                                     back_within_s=kind_manifest_restore_s())
     verdicts = judge(history, *checks)
@@ -96,14 +103,15 @@ def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_re
     in the minority, so its apiserver fails its etcd check while it still answers. New connections through the
     LB stay >= 99.5 % available from the LB's detection time on, the majority keeps accepting writes, and once
     the partition is healed its apiserver and then the whole cluster are healthy again within the bounds."""
-    node = cluster.nodes("control-plane")[-1]
+    node = cluster.hosts(HostRole.CONTROLLER)[-1]
+    others = [host for host in cluster.hosts() if host != node]
     checks, marker = _one_apiserver_away(
-        cluster, history, nemesis, KindNodePartition(node=node), node,
+        cluster, history, nemesis, Partition(side_a=[node], side_b=others), node,
         down_within_s=KIND_LB_DETECTION_S, back_within_s=kind_partition_recovery_s(),
-        during=lambda: cluster.write_marker(refused_ok=True))  # through the LB on a new connection: to the majority
+        during=lambda: write_marker(cluster.api, refused_ok=True))  # through the LB on a new connection: to the majority
     verdicts = judge(
         history, *checks,
-        object_kept(what="a ConfigMap written during the partition", written=marker, read=cluster.read_marker()),
+        object_kept(what="a ConfigMap written during the partition", written=marker, read=read_marker(cluster.api)),
     )
     assert all(verdicts), explain_all(verdicts)
 
@@ -113,14 +121,14 @@ def test_every_control_plane_node_loses_power_at_once_and_the_control_plane_come
     """Kill every control-plane node container at once and start them again: the kubelet starts etcd and
     the control plane from the manifests on disk, etcd's data holds what was written before, and the whole
     cluster is healthy again within the bound (a node's boot, etcd's quorum, the apiserver's start-up)."""
-    marker = cluster.write_marker()
-    with nemesis.fault(KindNodesRestart()):
+    marker = write_marker(cluster.api)
+    with nemesis.fault(NodeRestart()):
         pass  # the nodes were killed and started again; heal only makes sure they all run
     bound = kind_power_loss_recovery_s()
     wait_recorded(history, "kind.healthy", lambda: _healthy(cluster), timeout_s=bound + 5.0)
     verdicts = judge(
         history,
         recovered_within(history, event="kind.healthy", what=HEALTHY, max_s=bound, since="end"),
-        object_kept(what="a ConfigMap written before the power loss", written=marker, read=cluster.read_marker()),
+        object_kept(what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
     )
     assert all(verdicts), explain_all(verdicts)

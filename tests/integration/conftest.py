@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.backends import registry
+from harness.backends.process.target import ProcessTarget
 from harness.net import netns
-from harness.backends.process import up as process
-from harness.backends.process.target import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTERS = ROOT / "clusters"
@@ -29,18 +29,16 @@ def _needs_root():
 
 
 @contextlib.contextmanager
-def running(topology: Path, run_dir: Path, **kwargs):
+def running(topology: Path, run_dir: Path, backend: str = "process", **kwargs):
     """A real cluster for the duration of the block, always torn down."""
-    cluster = None
     try:
-        cluster = process.up(topology, run_dir, **kwargs)
-        yield cluster
+        yield registry.get(backend).up(topology, run_dir, **kwargs)
     finally:
-        process.down(run_dir, keep_logs=True)
+        registry.down(run_dir, keep_logs=True)
 
 
 @pytest.fixture(scope="module")
-def ha3(tmp_path_factory) -> Cluster:
+def ha3(tmp_path_factory) -> ProcessTarget:
     with running(CLUSTERS / "ha3.yaml", tmp_path_factory.mktemp("ha3") / "run") as cluster:
         yield cluster
 

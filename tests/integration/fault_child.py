@@ -8,11 +8,11 @@ import sys
 import time
 from pathlib import Path
 
-from harness.backends.process.target import Cluster
+from harness.backends.process.target import ProcessTarget
 from harness.faults import Nemesis, Partition, Pause
 from harness.faults.base import heal_on_signals
 
-cluster = Cluster(Path(sys.argv[1]))
+cluster = ProcessTarget(Path(sys.argv[1]))
 nemesis = Nemesis(cluster)
 with heal_on_signals(nemesis):
     with nemesis.fault(Partition(side_a=["c1"], side_b=["c2", "c3"])), nemesis.fault(Pause(component="kube-scheduler@c2")):

@@ -1,7 +1,7 @@
 """What a Quorum run can leave on the machine, so tests can assert that nothing is left."""
 
 from harness.net import netns
-from harness.backends.process.up import _keeper_pids
+from harness.backends.process.teardown import keeper_pids
 from harness.shell import run
 
 
@@ -13,5 +13,5 @@ def quorum_leftovers(run_id: str | None = None) -> list[str]:
     found += [f"link {n}" for n in names if n.startswith((netns.PREFIX_BRIDGE + tag, netns.PREFIX_VETH + tag))]
     found += [f"rule {' '.join(r)}" for r in netns.leftover_rules() if f"quorum:{tag}" in " ".join(r)]
     if run_id is None:
-        found += [f"keeper pid {pid}" for pid in _keeper_pids()]
+        found += [f"keeper pid {pid}" for pid in keeper_pids()]
     return found

@@ -6,9 +6,8 @@ import time
 
 import pytest
 
+from harness.backends import registry
 from harness.backends.docker import hosts as docker_backend
-from fixtures.cluster import SETTLE_S  # the time the pytest plugin gives a cluster to heal itself
-from harness.backends.process import up as process
 from harness.backends.docker.engine import RUNTIME_NAME, client, ensure_engine, missing_capabilities
 from harness.faults import Nemesis, NodeDisconnect, NodeKill, NodePause, NodeRestart, PacketLoss
 from harness.history import History
@@ -32,7 +31,7 @@ def test_components_run_inside_their_host_container_which_cannot_route_off_the_m
     docker = client()
     for spec in ha3_docker.specs.values():
         container = docker.container.inspect(docker_backend.container_name(ha3_docker.run_id, spec.host))
-        pid = ha3_docker.pid(spec.id)
+        pid = ha3_docker.pid(spec.component, spec.host)
         assert pid is not None, spec.id
         assert container.id in open(f"/proc/{pid}/cgroup").read(), f"{spec.id} is not in {spec.host}'s container"
     for host in ha3_docker.topology.hosts:
@@ -47,27 +46,27 @@ def test_a_killed_node_takes_its_components_and_heal_brings_it_back(ha3_docker):
     with Nemesis(ha3_docker, history).fault(NodeKill(host="c2")):
         time.sleep(1)
         assert not client().container.inspect(docker_backend.container_name(ha3_docker.run_id, "c2")).state.running
-        assert ha3_docker.pid("etcd@c2") is None
+        assert ha3_docker.pid("etcd", "c2") is None
         assert ha3_docker.api.ready(), "two controllers of three keep the API up"
-    assert ha3_docker.problems_after(SETTLE_S) == []
+    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
 
 
 def test_a_paused_node_is_silent_until_healed(ha3_docker):
     history = History()
-    pid = ha3_docker.pid("kube-apiserver@c3")
+    pid = ha3_docker.pid("kube-apiserver", "c3")
     with Nemesis(ha3_docker, history).fault(NodePause(host="c3")):
         assert client().container.inspect(docker_backend.container_name(ha3_docker.run_id, "c3")).state.paused
         assert not ha3_docker.apiserver("c3").ready(timeout=1.0)
-    assert ha3_docker.problems_after(SETTLE_S) == []
-    assert ha3_docker.pid("kube-apiserver@c3") == pid, "a pause does not restart anything"
+    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
+    assert ha3_docker.pid("kube-apiserver", "c3") == pid, "a pause does not restart anything"
 
 
 def test_a_restarted_node_starts_its_components_again_by_itself(ha3_docker):
-    before = ha3_docker.pid("etcd@c1")
-    with Nemesis(ha3_docker, History()).fault(NodeRestart(host="c1")):
+    before = ha3_docker.pid("etcd", "c1")
+    with Nemesis(ha3_docker, History()).fault(NodeRestart(hosts=["c1"])):
         pass  # the restart is the whole fault; heal only checks the node is up and attached
-    assert ha3_docker.problems_after(SETTLE_S) == []
-    assert ha3_docker.pid("etcd@c1") not in (None, before)
+    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
+    assert ha3_docker.pid("etcd", "c1") not in (None, before)
 
 
 def test_a_disconnected_node_is_unreachable_and_reconnected_on_heal(ha3_docker):
@@ -82,14 +81,14 @@ def test_a_disconnected_node_is_unreachable_and_reconnected_on_heal(ha3_docker):
         assert "0 received" in ha3_docker.exec("c2", ["ping", "-c", "2", "-W", "1", address], check=False)
     with Nemesis(ha3_docker, History()).fault(NodeDisconnect(host="c3")):  # Docker can disconnect it again
         assert "0 received" in ha3_docker.exec("c2", ["ping", "-c", "1", "-W", "1", address], check=False)
-    assert ha3_docker.problems_after(SETTLE_S) == []
+    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
 
 
 def test_down_leaves_no_container_network_namespace_or_rule(tmp_path):
     run_dir = tmp_path / "run"
-    cluster = process.up(in_docker_lane(CLUSTERS / "single.yaml", tmp_path), run_dir, backend="docker")
+    cluster = registry.get("docker").up(in_docker_lane(CLUSTERS / "single.yaml", tmp_path), run_dir)
     run_id = cluster.run_id
-    process.down(run_dir)
+    registry.down(run_dir)
     docker = client()
     assert not [c for c in docker.container.list(all=True) if run_id in c.name]
     assert not [n for n in docker.network.list() if run_id in n.name]
@@ -115,8 +114,9 @@ def test_a_network_the_engine_restored_for_a_run_this_machine_no_longer_knows_gi
     """Docker keeps its networks across a reboot, the registry of runs does not: a killed run's network, with a
     node container still attached, comes back with the engine and holds its subnet. A run claiming that subnet
     removes both (a live run's are never touched: tests/integration/test_process_backend.py)."""
-    from harness.net import netns
+    from harness.backends import orphans
     from harness.backends.docker import base_image
+    from harness.net import netns
 
     engine = ensure_engine()
     image, _ = base_image.build(engine)
@@ -129,7 +129,7 @@ def test_a_network_the_engine_restored_for_a_run_this_machine_no_longer_knows_gi
                             networks=[docker_backend.network_name(run_id)])
     try:
         assert netns.overlapping_routes(ipaddress.ip_network(subnet)), "the stand-in leftover holds no subnet"
-        with netns.claim_subnet(ipaddress.ip_network(subnet)):
+        with netns.claim_subnet(ipaddress.ip_network(subnet), reclaim=orphans.reclaim):
             pass
         assert not docker.container.exists(docker_backend.container_name(run_id, "c1"))
         assert not docker_backend.network_exists(docker_backend.network_name(run_id))
@@ -137,3 +137,9 @@ def test_a_network_the_engine_restored_for_a_run_this_machine_no_longer_knows_gi
     finally:
         docker_backend.remove_run(run_id)
         netns.remove_guard_route_if_unused()
+
+
+def test_the_target_protocol_holds_on_docker(ha3_docker):
+    from tests.protocol_checks import check_target
+
+    check_target(ha3_docker)

@@ -13,7 +13,7 @@ from harness.errors import FaultError
 from harness.clients.etcdctl import etcdctl
 from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuorumForGood, ModifyFlags, Nemesis,
                             PacketLoss, Partition, Pause, RemoveMember, Stop)
-from harness.faults.network import TAG
+from harness.net.firewall import TAG
 from harness.faults.sweep import heal_cluster
 from harness.history import History
 from harness.scenario import wait_lb_marks_down
@@ -62,15 +62,15 @@ def addr(cluster, host):
 
 
 def test_kill_is_healed_by_the_supervisor(ha3, nemesis):
-    old = ha3.pid("etcd@c1")
+    old = ha3.pid("etcd", "c1")
     with nemesis.fault(Kill(component="etcd@c1")):
-        wait(lambda: ha3.pid("etcd@c1") not in (None, old), what="etcd@c1 restarted with a new pid")
+        wait(lambda: ha3.pid("etcd", "c1") not in (None, old), what="etcd@c1 restarted with a new pid")
     wait(lambda: ha3.component_health()["etcd@c1"], what="etcd@c1 healthy")
-    assert ha3.restarts("etcd@c1") >= 1
+    assert ha3.restarts("etcd", "c1") >= 1
 
 
 def test_pause_stops_the_process_and_heal_resumes_it(ha3, nemesis):
-    pid = ha3.pid("kube-apiserver@c2")
+    pid = ha3.pid("kube-apiserver", "c2")
     with nemesis.fault(Pause(component="kube-apiserver@c2")):
         assert state_of(pid) == "T"
         assert not ha3.apiserver("c2").ready(timeout=1.0)
@@ -80,10 +80,10 @@ def test_pause_stops_the_process_and_heal_resumes_it(ha3, nemesis):
 
 def test_stop_keeps_the_component_down_until_heal(ha3, nemesis):
     with nemesis.fault(Stop(component="kube-scheduler@c3")):
-        assert ha3.pid("kube-scheduler@c3") is None
+        assert ha3.pid("kube-scheduler", "c3") is None
         time.sleep(2.5)  # longer than the 1 s restart backoff: the supervisor must not restart it
-        assert ha3.pid("kube-scheduler@c3") is None
-    wait(lambda: ha3.pid("kube-scheduler@c3") is not None, what="scheduler restarted after heal")
+        assert ha3.pid("kube-scheduler", "c3") is None
+    wait(lambda: ha3.pid("kube-scheduler", "c3") is not None, what="scheduler restarted after heal")
 
 
 def test_the_lb_marks_a_stopped_apiserver_down_in_time_and_up_again_after_heal(ha3, nemesis):
@@ -107,7 +107,7 @@ def test_modified_flags_break_the_component_and_heal_restores_the_command_line(h
              what="the bad flag to be rejected")
         assert not ha3.apiserver("c1").ready()
     wait(lambda: ha3.apiserver("c1").ready(), timeout=60, what="apiserver c1 ready with its good flags")
-    cmdline = Path(f"/proc/{ha3.pid('kube-apiserver@c1')}/cmdline").read_bytes().split(b"\0")
+    cmdline = Path(f"/proc/{ha3.pid('kube-apiserver', 'c1')}/cmdline").read_bytes().split(b"\0")
     assert b"--no-such-flag=1" not in cmdline
 
 
@@ -179,7 +179,7 @@ def test_latency_is_unavailable_without_netem_and_says_why(ha3, nemesis):
 def test_remove_member_and_add_it_back_with_a_fresh_data_directory(ha3, nemesis):
     with nemesis.fault(RemoveMember(host="c3")):
         assert sorted(ha3.etcd.members().values()) == ["c1", "c2"]
-        assert ha3.pid("etcd@c3") is None
+        assert ha3.pid("etcd", "c3") is None
     assert sorted(ha3.etcd.members().values()) == ["c1", "c2", "c3"]
     assert not ha3.control("etcd@c3").overridden()
     wait(lambda: ha3.component_health()["etcd@c3"], what="c3 healthy")
@@ -198,14 +198,14 @@ def test_losing_quorum_for_good_and_restoring_from_the_snapshot(ha3, nemesis):
 
 
 def test_destructive_faults_refuse_a_cluster_not_marked_disposable(ha3):
-    from harness.backends.process.target import Cluster
+    from harness.backends.process.target import ProcessTarget
 
-    guarded = Cluster(ha3.run_dir)
+    guarded = ProcessTarget(ha3.run_dir)
     guarded.topology = guarded.topology.model_copy(update={"disposable": False})
     with pytest.raises(FaultError, match="not marked disposable") as info:
         Nemesis(guarded).inject(Kill(component="etcd@c1"))
     assert "disposable: true" in info.value.fix
-    assert guarded.pid("etcd@c1") is not None
+    assert guarded.pid("etcd", "c1") is not None
 
 
 def test_heal_is_idempotent_and_safe_without_inject(ha3, nemesis):
@@ -234,7 +234,7 @@ def _child(ha3, mode="with-block"):
 
 def _leftovers(ha3):
     rules = [r for rules in fault_rules(ha3).values() for r in rules]
-    stopped = [c for c in ha3.specs if (pid := ha3.pid(c)) and state_of(pid) == "T"]
+    stopped = [c for c in ha3.specs if (pid := ha3.pid(*c.split("@"))) and state_of(pid) == "T"]
     return rules + stopped
 
 
@@ -258,3 +258,9 @@ def test_sigint_or_sigterm_mid_fault_heals_by_itself(ha3, nemesis, signum):
     child.wait(30)
     assert _leftovers(ha3) == []
     assert heal_cluster(ha3) == [], "nothing should be left for quorum heal"
+
+
+def test_the_target_protocol_holds_on_process(ha3):
+    from tests.protocol_checks import check_target
+
+    check_target(ha3)

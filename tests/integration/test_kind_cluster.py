@@ -18,18 +18,16 @@ from typing import NamedTuple
 
 import pytest
 
+from harness.backends import registry
 from harness.backends.docker import hosts as docker_backend
-from harness.backends.process import up as process
 from harness.backends.docker.engine import client
-from harness.faults import Nemesis
-from harness.faults.kind_node import KindNodePause
-from harness.faults.static_pod import StaticPodStop
+from harness.backends.kind import cluster as kind
+from harness.backends.kind.pod_bandwidth import pod_to_pod
+from harness.backends.kind.static_pods import MANIFESTS
+from harness.backends.kind.target import KindTarget
+from harness.faults import Nemesis, NodePause, Stop
 from harness.faults.sweep import heal_cluster
 from harness.history import History
-from harness.backends.kind import backend as kind_backend
-from harness.backends.kind import cluster as kind
-from harness.backends.kind.handle import MANIFESTS, KindCluster
-from harness.backends.kind.pod_bandwidth import pod_to_pod
 from harness.backends.kind.topology import load_kind_topology
 from harness.shell import run
 from harness.run.state import RunState
@@ -66,10 +64,10 @@ def kind_cluster(tmp_path_factory):
     base = tmp_path_factory.mktemp("kind")
     run_dir, topology = base / "run", on_a_free_subnet(TOPOLOGY, base)
     try:
-        handle = kind_backend.up(topology, run_dir)
-        yield KindRun(handle.state, handle.kubeconfig, Kubectl(handle.kubeconfig), topology)
+        handle = registry.get("kind").up(topology, run_dir)
+        yield KindRun(handle.state, handle.admin_kubeconfig, Kubectl(handle.admin_kubeconfig), topology)
     finally:
-        process.down(run_dir)
+        registry.down(run_dir)
 
 
 def _wait(predicate, timeout_s: float, what: str):
@@ -143,16 +141,16 @@ def test_a_service_name_resolves_through_coredns_and_reaches_a_pod_on_the_other_
     kubectl = kind_cluster.kubectl
     kubectl("-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=120s")
     kubectl("-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=120s")
-    cluster = KindCluster(Path(kind_cluster.state.run_dir))
-    receiver, sender = cluster.nodes("worker")[:2]
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    receiver, sender = cluster.hosts("worker")[:2]
     through_service = pod_to_pod(cluster, sender, receiver, seconds=1.0, via_service=True)
     assert through_service.gbit_per_s > 0, through_service
 
 
 def test_kubeadm_runs_leader_election_with_the_upstream_timings(kind_cluster):
     """KindTopology.leader_election (the failover bounds on kind) says 15/10/2 s because no flag changes them."""
-    cluster = KindCluster(Path(kind_cluster.state.run_dir))
-    for node in cluster.nodes("control-plane"):
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    for node in cluster.hosts("controller"):
         for component in ("kube-controller-manager", "kube-scheduler"):
             manifest = cluster.exec(node, ["cat", f"/etc/kubernetes/manifests/{component}.yaml"])
             assert "--leader-elect=true" in manifest, f"{component} on {node}"
@@ -163,8 +161,8 @@ def test_kubeadm_runs_leader_election_with_the_upstream_timings(kind_cluster):
 def test_kubeadms_etcd_takes_quorums_tls_clients_with_etcds_default_timings(kind_cluster):
     """The etcd suite on kind talks to kubeadm's members with kubeadm's etcd client pair (copied out 0600), and
     KindTopology.etcd (the etcd bounds on kind) says 100/1000 ms because kubeadm passes no timing flag."""
-    cluster = KindCluster(Path(kind_cluster.state.run_dir))
-    control_planes = cluster.nodes("control-plane")
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    control_planes = cluster.hosts("controller")
     for node in control_planes:
         manifest = cluster.exec(node, ["cat", f"{MANIFESTS}/etcd.yaml"])
         assert "--heartbeat-interval" not in manifest and "--election-timeout" not in manifest, node
@@ -176,26 +174,32 @@ def test_kubeadms_etcd_takes_quorums_tls_clients_with_etcds_default_timings(kind
         assert path.stat().st_mode & 0o777 == 0o600
 
 
-def _member_answers(cluster: KindCluster, node: str) -> bool:
+def _member_answers(cluster: KindTarget, node: str) -> bool:
     return cluster.etcd.status(cluster.etcd_url(node), timeout=1.0) is not None
 
 
 def test_a_crashed_member_stays_down_until_healed_and_quorum_heal_puts_a_held_manifest_back(kind_cluster):
     """The member comes back after its manifest does, within the kubelet's crash-loop back-off for the pod (10 s
-    on the second return) plus its wait on the mirror pod (measured 16-42 s in all; StaticPodStop's put_back)."""
-    cluster = KindCluster(Path(kind_cluster.state.run_dir))
-    node = next(n for n in cluster.nodes("control-plane") if n != cluster.etcd.leader())  # keep the leader
-    with Nemesis(cluster, History()).fault(StaticPodStop(node=node, component="etcd")):
+    on the second return) plus its wait on the mirror pod (measured 16-42 s in all; static_pods.put_back)."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    node = next(n for n in cluster.hosts("controller") if n != cluster.etcd.leader())  # keep the leader
+    with Nemesis(cluster, History()).fault(Stop(component=f"etcd@{node}", signal="SIGKILL")):
         time.sleep(15)  # past the kubelet's first restarts of a crashed container (immediate, then 10 s)
         assert not _member_answers(cluster, node), f"etcd in {node} came back while the fault held it down"
         assert cluster.exec(node, ["pgrep", "-x", "etcd"], check=False).strip() == ""
     _wait(lambda: _member_answers(cluster, node), 120, f"etcd in {node} to answer after the heal")
     # a harness killed mid-fault, its journal entry lost: `quorum heal` still finds the held manifest
-    StaticPodStop(node=node, component="etcd").act(cluster)
+    Stop(component=f"etcd@{node}", signal="SIGKILL").act(cluster)
     assert "etcd.yaml" not in cluster.exec(node, ["ls", MANIFESTS]).split()
     assert heal_cluster(cluster) == [f"put back etcd.yaml in {node}"]
     _wait(lambda: _member_answers(cluster, node), 120, f"etcd in {node} to answer after quorum heal")
     assert cluster.problems_after(120) == []
+
+
+def test_the_target_protocol_holds_on_kind(kind_cluster):
+    from tests.protocol_checks import check_target
+
+    check_target(KindTarget(Path(kind_cluster.state.run_dir)))
 
 
 def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True) -> str:
@@ -228,8 +232,8 @@ LEADERS = "scenarios/leader_election/test_leader_election.py"
 ETCD = "scenarios/etcd/test_etcd_quorum.py"
 # CI's kind smoke: one scenario per kind fault implementation and monitor path (CI time is a budget); every scenario
 # that runs on kind is in `pytest scenarios --backend kind`, and each fails on its twin (test_defect_twins.py).
-# Left out here: the other lease and component of the same StaticPodKill cases, the paused controller-manager (the
-# same StaticPodPause as the scheduler) and etcd without quorum (the same StaticPodStop as the leader's death, and
+# Left out here: the other lease and component of the same static-pod kill cases, the paused controller-manager (the
+# same static-pod pause as the scheduler) and etcd without quorum (the same held member as the leader's death, and
 # up to 80 s of kubelet and mirror-pod timeouts; docs/scenarios.md).
 KIND_SMOKE = (
     f"{LEADERS}::test_a_standby_takes_over_when_the_leader_is_killed[kube-controller-manager]",
@@ -290,12 +294,12 @@ def _kubelet_answers(address: str) -> bool:
 
 def test_a_paused_worker_is_frozen_until_the_nemesis_heals_it(kind_cluster):
     state = kind_cluster.state
-    cluster = KindCluster(Path(state.run_dir))
-    worker = cluster.nodes("worker")[0]
+    cluster = KindTarget(Path(state.run_dir))
+    worker = cluster.hosts("worker")[0]
     address = cluster.address(worker)
     assert _kubelet_answers(address), f"the kubelet of {worker} does not answer before the fault"
-    with Nemesis(cluster, History()).fault(KindNodePause(node=worker)):
-        assert client().container.inspect(cluster.node(worker)).state.paused
+    with Nemesis(cluster, History()).fault(NodePause(host=worker)):
+        assert client().container.inspect(cluster.container(worker)).state.paused
         assert not _kubelet_answers(address), f"the kubelet of paused {worker} still answers"
     assert _wait(lambda: _kubelet_answers(address), 30, "the kubelet to answer again after the heal")
 
@@ -306,7 +310,7 @@ def test_nothing_routes_off_the_machine_and_down_removes_everything(kind_cluster
     assert any(docker_backend.bridge_name(state.run_id) in r and "DROP" in r for r in rules), rules
     network = client().network.inspect(docker_backend.network_name(state.run_id))
     assert network.options.get("com.docker.network.bridge.enable_ip_masquerade") == "false"
-    process.down(Path(state.run_dir))
+    registry.down(Path(state.run_dir))
     docker = client()
     assert docker.container.list(all=True, filters=[("label", f"{kind.KIND_LABEL}={kind.cluster_name(state.run_id)}")]) == []
     assert not docker_backend.network_exists(docker_backend.network_name(state.run_id))

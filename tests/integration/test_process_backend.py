@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from harness.net import netns
-from harness.backends.process import up as process
+from harness.backends import orphans, registry
 from harness.errors import ClusterError
+from harness.net import netns
 from harness.shell import run
 from harness.run.state import RunState, register, unregister
 from tests.integration.conftest import CLUSTERS, running
@@ -91,7 +91,7 @@ def test_supervisor_records_starts_and_names_hosts_in_lease_identities(ha3):
 
 def test_a_second_cluster_on_the_same_subnet_is_refused_and_leaves_nothing(ha3, tmp_path):
     with pytest.raises(ClusterError, match="already in use"):
-        process.up(CLUSTERS / "ha3.yaml", tmp_path / "second")
+        registry.get("process").up(CLUSTERS / "ha3.yaml", tmp_path / "second")
     assert not (tmp_path / "second" / "state.json").exists()
     assert ha3.api.ready()
 
@@ -102,7 +102,7 @@ def test_a_component_that_exits_during_start_up_fails_up_with_its_log_lines(tmp_
                         + "apiserver:\n  extra_flags: {--no-such-flag: 'x'}\nrestart:\n  kube-apiserver: {policy: never}\n")
     said = []
     with pytest.raises(ClusterError) as info:
-        process.up(topology, tmp_path / "run", say=said.append, timeout_s=60)
+        registry.get("process").up(topology, tmp_path / "run", say=said.append, timeout_s=60)
     assert "kube-apiserver@c1 exited during start-up" in info.value.problem
     assert "unknown flag: --no-such-flag" in info.value.problem
     run_id = said[0].split()[1].rstrip(":")  # "run <id>: PKI"
@@ -127,13 +127,13 @@ def test_with_the_bridge_gone_traffic_to_a_host_fails_locally_at_once(tmp_path):
 
 @pytest.mark.alone  # quorum down --all would tear down the other lane's clusters
 def test_down_all_removes_a_crashed_run(tmp_path):
-    cluster = process.up(CLUSTERS / "single.yaml", tmp_path / "run")
+    cluster = registry.get("process").up(CLUSTERS / "single.yaml", tmp_path / "run")
     run_id = cluster.run_id
     for cid in cluster.specs:  # the harness dies hard: keepers gone, components orphaned, state lost
         run(["kill", "-9", str(cluster.keeper_pid(cid))])
     run(["rm", "-rf", str(tmp_path / "run")])
     assert quorum_leftovers(run_id)
-    process.down_all()
+    registry.down_all()
     deadline = time.monotonic() + 10
     while quorum_leftovers(run_id) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -185,7 +185,7 @@ def test_a_bridge_left_by_a_run_this_machine_no_longer_knows_gives_its_subnet_ba
     register(registered)
     try:
         with pytest.raises(ClusterError, match="qb-0rphb2"):  # the registered run's bridge stays where it is
-            with netns.claim_subnet(subnet):
+            with netns.claim_subnet(subnet, reclaim=orphans.reclaim):
                 pass
         assert not netns.link_exists("qb-0rphb1"), "the unregistered run's bridge was not reclaimed"
         assert netns.link_exists("qb-0rphb2")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.process import up as process
+from harness.backends import common, registry
 from harness.errors import ClusterError, ToolchainError
 from harness.toolchain.cache import BinaryCache
 from harness.toolchain.install import Toolchain
@@ -13,9 +13,9 @@ CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
 
 
 def test_up_as_a_normal_user_says_why_root_is_needed(monkeypatch, tmp_path):
-    monkeypatch.setattr(process.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(common.os, "geteuid", lambda: 1000)
     with pytest.raises(ClusterError) as info:
-        process.up(CLUSTERS / "single.yaml", tmp_path / "run")
+        registry.get("process").up(CLUSTERS / "single.yaml", tmp_path / "run")
     assert "needs root" in info.value.problem and "network namespaces" in info.value.problem
     assert "sudo quorum up" in info.value.fix
     assert not (tmp_path / "run").exists()
@@ -30,12 +30,12 @@ def test_missing_binary_names_the_install_command(tmp_path):
 
 
 def test_up_with_missing_binaries_fails_before_creating_anything(tmp_path, monkeypatch):
-    monkeypatch.setattr(process.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(common.os, "geteuid", lambda: 0)
     monkeypatch.setenv("QUORUM_CACHE", str(tmp_path / "empty-cache"))
     topology = tmp_path / "t.yaml"
     topology.write_text((CLUSTERS / "single.yaml").read_text().replace("v1.34.4", "v1.35.4"))
     with pytest.raises(ToolchainError, match="quorum toolchain install --kubernetes v1.35.4"):
-        process.up(topology, tmp_path / "run")
+        registry.get("process").up(topology, tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
 
@@ -52,13 +52,13 @@ def test_a_stop_fault_with_an_unsupported_signal_is_refused_with_the_choices():
         Stop(component="etcd@c1", signal="SIGHUP")
 
 
-def test_node_faults_are_refused_off_the_docker_backend_with_the_reason():
-    from types import SimpleNamespace
-
+def test_node_faults_are_refused_where_hosts_cannot_lose_power_with_the_reason():
     from harness.faults import NodeKill
 
-    reason = NodeKill(host="c1").unavailable(SimpleNamespace(state=SimpleNamespace(backend="process")))
-    assert reason and "docker backend" in reason
+    reason = NodeKill(host="c1").unavailable(registry.get("process").target_class)  # type: ignore[arg-type]
+    assert reason == ("it needs node-power (power a whole host off and on, freeze it, or power-cycle several at once), "
+                      "which the process backend does not offer")
+    assert NodeKill(host="c1").unavailable(registry.get("docker").target_class) is None  # type: ignore[arg-type]
 
 
 # HAProxy restarted three times by its keeper with a socket path it refuses (CI of 2026-11-23): the cause
@@ -73,7 +73,7 @@ HAPROXY_RESTARTED = "".join(
 
 
 def test_a_failed_start_shows_the_cause_once_not_its_repeated_summary():
-    lines = process.error_lines(HAPROXY_RESTARTED, limit=6)
+    lines = common.error_lines(HAPROXY_RESTARTED, limit=6)
     assert [line.split(" : ", 2)[-1] for line in lines] == [
         "parsing [haproxy.cfg:5] : 'stats socket' : socket path '/tmp/x/lb.sock' too long (max 97)",
         "Error(s) found in configuration file : haproxy.cfg",
@@ -85,7 +85,7 @@ def test_a_failed_start_keeps_only_the_latest_error_lines():
     kinds = ["pods", "nodes", "leases", "csinodes", "services"]
     log = "\n".join(f"E1123 15:39:2{i}.03 13457 reflector.go:205 failed to list {kind}\nI1123 watching {kind}"
                     for i, kind in enumerate(kinds))
-    assert [line.rsplit(" ", 1)[-1] for line in process.error_lines(log, limit=3)] == ["leases", "csinodes", "services"]
+    assert [line.rsplit(" ", 1)[-1] for line in common.error_lines(log, limit=3)] == ["leases", "csinodes", "services"]
 
 
 def test_a_network_lock_held_too_long_is_an_error_that_says_how_to_find_the_holder(monkeypatch, tmp_path):

@@ -1,22 +1,17 @@
 """The pieces of the kind backend's static-pod suite that need no cluster: the kind topology model, the
-manifest corruption, the recovery and durability checkers, the derived bounds, and which scenarios each
-backend runs."""
+recovery and durability checkers, the derived bounds, and which scenarios each backend runs."""
 
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from harness.checkers.recovery import object_kept, recovered_within
 from harness.checkers.verdict import Status
-from harness.errors import FaultError, TopologyError
-from harness.faults.base import Nemesis
-from harness.faults.kind_node import KindNodePartition, KindNodePause
-from harness.faults.static_pod import KindNodesRestart, ManifestCorruption, StaticPodKill, corrupted
+from harness.errors import TopologyError
 from harness.history import History
 from harness.backends.kind.pod_bandwidth import PodBandwidthError, parse_iperf3
 from harness.backends.kind.topology import is_kind_topology, load_kind_topology
@@ -25,22 +20,6 @@ from harness.thresholds import (KIND_LB_DETECTION_S, kind_manifest_restore_s, ki
 from harness.topology import Component
 
 ROOT = Path(__file__).resolve().parents[2]
-MANIFEST = """apiVersion: v1
-kind: Pod
-metadata:
-  name: kube-apiserver
-  namespace: kube-system
-spec:
-  containers:
-  - command:
-    - kube-apiserver
-    - --secure-port=6443
-    image: registry.k8s.io/kube-apiserver:v1.34.4
-    name: kube-apiserver
-  hostNetwork: true
-"""
-
-
 # ---- topology ------------------------------------------------------------------------------------
 
 def test_the_shipped_kind_topologies_load_and_say_what_they_are():
@@ -91,105 +70,12 @@ def test_a_bad_kind_topology_names_the_field(tmp_path):
         load_kind_topology(path)
 
 
-# ---- faults --------------------------------------------------------------------------------------
-
-def test_a_corrupted_manifest_gains_the_argument_and_keeps_everything_else():
-    broken = yaml.safe_load(corrupted(MANIFEST, "--quorum-no-such-flag=corrupted"))
-    original = yaml.safe_load(MANIFEST)
-    assert broken["spec"]["containers"][0]["command"] == ["kube-apiserver", "--secure-port=6443",
-                                                          "--quorum-no-such-flag=corrupted"]
-    broken["spec"]["containers"][0]["command"].pop()
-    assert broken == original
-
-
-def _cluster(backend: str, tmp_path: Path):
-    return SimpleNamespace(state=SimpleNamespace(backend=backend), run_dir=tmp_path, name="c",
-                           topology=SimpleNamespace(disposable=True),
-                           nodes=lambda role=None: ["control-plane", "control-plane2", "worker"])
-
-
-@pytest.mark.parametrize("fault", [StaticPodKill(node="control-plane"), ManifestCorruption(node="control-plane"),
-                                   KindNodesRestart(), KindNodePause(node="worker"),
-                                   KindNodePartition(node="control-plane")], ids=lambda f: f.name)
-def test_kind_faults_are_refused_on_other_backends_before_anything_is_journaled(tmp_path, fault):
-    with pytest.raises(FaultError, match="needs the kind backend"):
-        Nemesis(_cluster("process", tmp_path)).inject(fault)
-    assert not (tmp_path / "faults.jsonl").exists()
-
-
-@pytest.mark.parametrize("fault, named", [
-    (StaticPodKill(node="control-plane9"), "no kind node 'control-plane9'"),
-    (ManifestCorruption(node="control-plane", component="kube-proxy"), "no static pod 'kube-proxy'"),
-    (KindNodesRestart(nodes=["worker7"]), "no kind nodes ['worker7']"),
-    (KindNodePartition(node="worker7"), "no kind node 'worker7'"),
-], ids=["node", "component", "restart", "partition"])
-def test_kind_faults_naming_what_the_cluster_lacks_are_refused_with_the_choices(tmp_path, fault, named):
-    with pytest.raises(FaultError) as error:
-        Nemesis(_cluster("kind", tmp_path)).inject(fault)
-    assert named in error.value.problem
-    assert not (tmp_path / "faults.jsonl").exists()
-
-
-class IptablesNode:
-    """A node's filter table as iptables changes it: -I inserts, -D deletes one matching rule (or fails)."""
-
-    def __init__(self) -> None:
-        self.rules: list[list[str]] = []
-
-    def exec(self, node: str, argv: list[str], *, check: bool = True) -> str:
-        if argv[0] == "iptables-save":
-            return "*filter\n" + "".join("-A " + " ".join(f'"{a}"' if " " in a else a for a in rule) + "\n"
-                                         for rule in self.rules) + "COMMIT\n"
-        assert argv[:2] == ["iptables", "-w"], argv
-        action, rule = argv[2], argv[3:]
-        if action == "-I":
-            self.rules.insert(0, rule)
-        elif action == "-D" and rule in self.rules:
-            self.rules.remove(rule)
-        return ""
-
-
-def test_a_partitioned_node_drops_every_peer_both_ways_and_heal_removes_exactly_its_rules(tmp_path):
-    table = IptablesNode()
-    table.rules.append(["INPUT", "-s", "10.213.51.9", "-j", "ACCEPT"])  # someone else's rule stays
-    addresses = {"control-plane": "10.213.51.2", "control-plane2": "10.213.51.3", "worker": "10.213.51.4"}
-    cluster = _cluster("kind", tmp_path)
-    cluster.address, cluster.exec = addresses.get, table.exec
-    fault = KindNodePartition(node="control-plane")
-    nemesis = Nemesis(cluster)
-    nemesis.inject(fault)
-    dropped = {(rule[0], rule[2]) for rule in table.rules if rule[-1] == "DROP" and f"quorum-fault:{fault.id}" in rule}
-    assert dropped == {("INPUT", "10.213.51.3"), ("OUTPUT", "10.213.51.3"), ("INPUT", "10.213.51.4"),
-                       ("OUTPUT", "10.213.51.4")}
-    nemesis.heal(fault)
-    fault.undo(cluster)  # again, as `quorum heal` may after a killed run: nothing more is removed
-    assert table.rules == [["INPUT", "-s", "10.213.51.9", "-j", "ACCEPT"]]
-
-
-def test_a_partition_of_a_node_whose_peers_are_stopped_is_refused(tmp_path):
-    cluster = _cluster("kind", tmp_path)
-    cluster.address = {"control-plane": "10.213.51.2", "control-plane2": None, "worker": "10.213.51.4"}.get
-    with pytest.raises(FaultError, match=r"kind nodes \['control-plane2'\] are not running"):
-        Nemesis(cluster).inject(KindNodePartition(node="control-plane"))
-
-
-def test_a_restart_of_an_empty_list_of_nodes_is_refused_not_read_as_every_node(tmp_path):
-    with pytest.raises(FaultError, match="empty list of nodes"):
-        Nemesis(_cluster("kind", tmp_path)).inject(KindNodesRestart(nodes=[]))
-    assert not (tmp_path / "faults.jsonl").exists()
-
-
-def test_a_corruption_that_is_not_a_flag_is_refused(tmp_path):
-    with pytest.raises(FaultError, match="is not a flag"):
-        Nemesis(_cluster("kind", tmp_path)).inject(ManifestCorruption(node="control-plane", argument="oops"))
-
-
 # ---- checkers ------------------------------------------------------------------------------------
 
 def _faulted(start=10.0, end=12.0):
     history = History()
-    history.event("fault.start", t=start, id="f1", name="kind-nodes-restart")
-    history.event("fault.end", t=end, id="f1", name="kind-nodes-restart")
+    history.event("fault.start", t=start, id="f1", name="node-restart")
+    history.event("fault.end", t=end, id="f1", name="node-restart")
     return history
 
 
@@ -248,12 +134,12 @@ def _collect(*args: str) -> str:
     return result.stdout + result.stderr
 
 
-def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_other_suites_on_kind():
+def test_the_static_pod_suite_is_skipped_with_a_reason_off_kind_and_the_flag_suite_on_kind():
     off_kind = _collect("scenarios/static_pods")
-    assert "4 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
+    assert "4 skipped" in off_kind and "not on --backend process: it needs static-pods" in off_kind, off_kind[-1500:]
     on_kind = _collect("scenarios/apiserver_flags", "--backend", "kind")
     assert " skipped" in on_kind and "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
-    assert "not on --backend kind" in on_kind
+    assert "not on --backend kind: it needs lb-admin (the load balancer's own view of each apiserver" in on_kind
 
 
 def test_the_conformance_checks_of_flags_and_endpoints_are_planned_on_kind_and_the_file_checks_say_why_not():
@@ -266,14 +152,14 @@ def test_the_conformance_checks_of_flags_and_endpoints_are_planned_on_kind_and_t
         "test_leader_election_is_on_with_the_topology_timings[kube-controller-manager]",
         "test_authorization_is_rbac_and_node", "test_anonymous_requests_are_refused_except_on_health_endpoints"}, plan[-1500:]
     assert "2 skipped" in plan, plan[-1500:]
-    assert "not on --backend kind: it reads the haproxy.cfg Quorum writes" in plan, plan[-1500:]
-    assert "not on --backend kind: it reads the keys and kubeconfigs Quorum writes" in plan, plan[-1500:]
+    assert "not on --backend kind: it needs run-files (the cluster's configuration files and keys are the ones " \
+           "Quorum wrote in the run directory)" in plan, plan[-1500:]
 
 
-def test_the_leader_scenarios_run_on_kind_too_except_the_lease_timing_sweep():
+def test_the_leader_scenarios_run_on_kind_too_and_the_lease_timing_sweep_is_nightly():
     # --setup-plan evaluates the skip marks without bringing a cluster up: planned tests are those that would run
     plan = _collect("scenarios/leader_election", "--backend", "kind", "--setup-plan")
-    assert "1 skipped" in plan and "not on --backend kind" in plan, plan[-1500:]
+    assert "1 skipped" in plan and "nightly profile only" in plan, plan[-1500:]
     planned = {line.split()[0] for line in plan.splitlines() if line.strip().startswith("scenarios/")}
     assert planned == {f"scenarios/leader_election/test_leader_election.py::{scenario}[{lease}]"
                        for scenario in ("test_a_standby_takes_over_when_the_leader_is_killed",
@@ -287,7 +173,8 @@ def test_the_etcd_scenarios_run_on_kind_except_those_that_rewrite_a_members_comm
     assert planned == {"test_members_use_tls_on_peer_and_client_urls", "test_writes_continue_when_the_leader_of_three_dies",
                        "test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost",
                        "test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes"}, plan[-1500:]
-    assert "2 skipped" in plan and "which Quorum's supervisor owns; on kind they are kubeadm's" in plan, plan[-1500:]
+    assert "2 skipped" in plan and "it needs etcd-data (etcd members' command lines and data directories" in plan, \
+        plan[-1500:]
 
 
 def test_every_self_healing_scenario_is_planned_on_kind():
@@ -300,9 +187,9 @@ def test_every_self_healing_scenario_is_planned_on_kind():
 
 def test_the_bandwidth_suite_runs_pod_to_pod_on_kind_and_host_to_host_elsewhere():
     off_kind = _collect("scenarios/bandwidth", "-k", "pod_to_pod")
-    assert "1 skipped" in off_kind and "needs --backend kind" in off_kind, off_kind[-1500:]
+    assert "1 skipped" in off_kind and "it needs pods (real kubelets that run pods)" in off_kind, off_kind[-1500:]
     on_kind = _collect("scenarios/bandwidth", "-k", "not pod_to_pod", "--backend", "kind")
-    assert "3 skipped" in on_kind and "not on --backend kind" in on_kind, on_kind[-1500:]
+    assert "3 skipped" in on_kind and "not on --backend kind: it needs host-bandwidth" in on_kind, on_kind[-1500:]
     assert "passed" not in on_kind and "failed" not in on_kind, on_kind[-1500:]
 
 
@@ -327,7 +214,7 @@ def test_an_iperf3_run_without_a_result_is_an_error_that_says_why(output, says):
 
 
 def test_a_node_that_is_not_ready_is_reported_with_the_kubelets_reason():
-    from harness.backends.kind.handle import not_ready_reason
+    from harness.backends.kind.health import not_ready_reason
 
     ready = {"status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
                                        {"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}

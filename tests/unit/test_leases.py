@@ -3,12 +3,13 @@ always has a "before" to time a failover from (CI on docker once judged "no lead
 
 import itertools
 from dataclasses import dataclass
-from types import SimpleNamespace
 
-from harness.backends.process.target import LEASES
+from harness.backends.fake.target import FakeTarget
 from harness.clients.etcdapi import MemberStatus
 from harness.history import History
 from harness.monitors.leases import LeaderWatcher
+from harness.target.protocol import LEASES
+from tests.unit.conftest import fake_target
 
 URLS = ["https://10.0.0.1:2379", "https://10.0.0.2:2379", "https://10.0.0.3:2379"]
 MEMBER_IDS = {url: i + 1 for i, url in enumerate(URLS)}
@@ -21,7 +22,7 @@ class LeaseList:
 
     def json(self) -> dict:
         return {"items": [{"metadata": {"name": name}, "spec": {"holderIdentity": f"{self.prefix}_{name}"}}
-                          for name in LEASES.values()]}
+                          for name in LEASES]}
 
 
 @dataclass
@@ -52,66 +53,36 @@ class SlowToAgreeEtcd:
         return {i: f"c{i}" for i in MEMBER_IDS.values()}
 
 
-@dataclass
-class Topology:
-    controllers: tuple = ()
+def scripted(tmp_path, etcd: SlowToAgreeEtcd, api: Apiserver = Apiserver(), prefix: str = "") -> FakeTarget:
+    """A fake target whose etcd and API answer as scripted; lease holders are named by their host's short name."""
+    cls = type("Scripted", (FakeTarget,), {
+        "etcd": etcd, "api": api, "etcd_urls": URLS, "lease_clients": lambda self: [api],
+        "lease_host": lambda self, identity: identity.split("_", 1)[0].removeprefix(prefix)})
+    return fake_target(tmp_path, cls=cls)
 
 
-class FakeCluster:
-    state = SimpleNamespace(backend="process")
-
-    def __init__(self, etcd: SlowToAgreeEtcd) -> None:
-        self.etcd = etcd
-        self.etcd_urls = URLS
-        self.api = Apiserver()
-        self.topology = Topology()
-
-    def ensure_local(self) -> None:
-        pass
-
-    def lease_host(self, identity: str) -> str:
-        return identity.split("_", 1)[0]
-
-
-class FakeKindCluster:
-    """kind: leases through kind's load balancer only (asking for an apiserver's own client fails the test)."""
-
-    state = SimpleNamespace(backend="kind")
-    api = Apiserver(holder_host="qk-1-control-plane2")
-    etcd_urls = URLS
-
-    def __init__(self) -> None:
-        self.etcd = SlowToAgreeEtcd(silent=0)
-
-    def ensure_local(self) -> None:
-        pass
-
-    def lease_host(self, identity: str) -> str:
-        return identity.split("_", 1)[0].removeprefix("qk-1-")
-
-
-def test_start_waits_for_a_named_etcd_leader():
+def test_start_waits_for_a_named_etcd_leader(tmp_path):
     history = History()
-    watcher = LeaderWatcher(FakeCluster(SlowToAgreeEtcd(silent=5)), history, period=0.02).start()
+    watcher = LeaderWatcher(scripted(tmp_path, SlowToAgreeEtcd(silent=5)), history, period=0.02).start()
     try:
         assert watcher.current["etcd"] == "c2"
         holders = [e.get("holder") for e in history.events_of("leader", subject="etcd")]
         assert holders[-1] == "c2"
-        assert all(watcher.current[name] == f"c1_{name}" for name in LEASES.values())
+        assert all(watcher.current[name] == f"c1_{name}" for name in LEASES)
     finally:
         watcher.stop()
 
 
-def _judged_watcher() -> tuple[LeaderWatcher, History]:
+def _judged_watcher(tmp_path) -> tuple[LeaderWatcher, History]:
     """A watcher that knows the member names and has not started its threads: answers are fed by hand."""
     history = History()
-    watcher = LeaderWatcher(FakeCluster(SlowToAgreeEtcd(silent=0)), history)
+    watcher = LeaderWatcher(scripted(tmp_path, SlowToAgreeEtcd(silent=0)), history)
     watcher._names = {i: f"c{i}" for i in MEMBER_IDS.values()}
     return watcher, history
 
 
-def test_no_etcd_verdict_is_recorded_before_every_member_answered_once():
-    watcher, history = _judged_watcher()
+def test_no_etcd_verdict_is_recorded_before_every_member_answered_once(tmp_path):
+    watcher, history = _judged_watcher(tmp_path)
     watcher._member_answered(URLS[0], 2, t=1.0)
     watcher._member_answered(URLS[1], 0, t=1.0)
     assert history.events_of("leader", subject="etcd") == [], "one answer of three is no verdict on the leader"
@@ -119,11 +90,11 @@ def test_no_etcd_verdict_is_recorded_before_every_member_answered_once():
     assert [e.get("holder") for e in history.events_of("leader", subject="etcd")] == ["c2"]
 
 
-def test_a_later_judgement_stamped_earlier_stays_last_in_the_record():
+def test_a_later_judgement_stamped_earlier_stays_last_in_the_record(tmp_path):
     """Member threads overlap: a member whose poll began earlier can be judged after another member's poll that
     ended in "no majority". The record must end with the later judgement (CI on docker: the last etcd event
     before the fault, by time, was a stale "no leader" and the failover had no holder before it)."""
-    watcher, history = _judged_watcher()
+    watcher, history = _judged_watcher(tmp_path)
     watcher._member_answered(URLS[0], 2, t=1.0)
     watcher._member_answered(URLS[1], 0, t=1.0)
     watcher._member_answered(URLS[2], 0, t=1.2)  # judged: one of three names a leader -> no leader
@@ -133,9 +104,11 @@ def test_a_later_judgement_stamped_earlier_stays_last_in_the_record():
     assert events[-1].t >= 1.2
 
 
-def test_on_kind_the_leases_come_through_the_load_balancer_and_holders_are_short_node_names():
+def test_leases_come_from_where_the_target_says_and_holders_are_named_by_its_hosts(tmp_path):
+    """kind's way: the leases through its load balancer only, holders named by the nodes' short names."""
     history = History()
-    watcher = LeaderWatcher(FakeKindCluster(), history, period=0.02).start()
+    target = scripted(tmp_path, SlowToAgreeEtcd(silent=0), Apiserver(holder_host="qk-1-control-plane2"), prefix="qk-1-")
+    watcher = LeaderWatcher(target, history, period=0.02).start()
     try:
         assert watcher.holder("etcd") == "c2"
         assert watcher.holder("kube-scheduler") == "control-plane2"

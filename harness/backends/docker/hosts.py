@@ -1,4 +1,4 @@
-"""The docker backend: each topology host a privileged container from the node base image.
+"""The docker backend's hosts: each topology host a privileged container from the node base image.
 
 Hosts sit on a Quorum-created Docker network with the topology's subnet and addresses. Components run
 inside their host's container under the same supervisor as on the process backend (the container's
@@ -6,7 +6,7 @@ command starts one keeper per component). Containers share the host's pid namesp
 pids mean the same inside and out and the process faults (kill, pause, stop, flag changes) work
 unchanged; network, mounts, hostname and cgroups are the container's own, so `docker kill`, `pause`
 and `restart` act on a whole node. Each container's network namespace is attached under the name
-the process backend would use, so network faults, link shaping and `Cluster.exec` are the same code.
+the process backend would use, so network faults, link shaping and `exec` are the same code.
 
 Safety (GOTCHAS): the Docker bridge holds the subnet's gateway address in the root namespace, the
 containers lose their default route, and a FORWARD rule drops anything from the bridge to elsewhere.
@@ -20,11 +20,13 @@ from pathlib import Path
 from python_on_whales.exceptions import DockerException
 
 import harness
-from harness.net import netns
+from harness.backends import orphans
+from harness.backends.process.build import Hosts, Say
 from harness.components import ComponentSpec
 from harness.backends.docker import base_image
 from harness.backends.docker.engine import DOCKER_CLIENT, DockerUnavailable, Engine, client, ensure_engine
 from harness.errors import ClusterError
+from harness.net import netns
 from harness.shell import run
 from harness.run.state import RunState
 from harness.toolchain.cache import default_root
@@ -55,22 +57,25 @@ def source_root() -> Path:
     return Path(harness.__file__).resolve().parent.parent
 
 
-class ContainerHosts:
+class ContainerHosts(Hosts):
     """Creates the network and the host containers of one run; journals each object before creating it."""
 
+    in_containers = True
+
     def __init__(self, state: RunState, engine: Engine | None = None) -> None:
-        self.state = state
+        super().__init__(state)
         self.engine = engine or ensure_engine()
         self.docker = self.engine.client
 
-    def create(self, topology: Topology, say=lambda _: None) -> None:
+    def create(self, topology: Topology, say: Say = lambda _: None) -> None:
         subnet = topology.network.subnet
+        say(f"docker network {subnet} on bridge {bridge_name(self.state.run_id)}")
         image, took = base_image.build(self.engine, say=say)
         if took:
             say(f"built {image} in {took:.0f}s")
         self.image = image
         name, bridge = network_name(self.state.run_id), bridge_name(self.state.run_id)
-        with netns.claim_subnet(subnet):
+        with netns.claim_subnet(subnet, reclaim=orphans.reclaim):
             self.state.record("docker_network", name)
             self.state.record("bridge", bridge)
             self.docker.network.create(name, driver="bridge", subnet=str(subnet), gateway=str(bridge_address(subnet)),
@@ -81,6 +86,7 @@ class ContainerHosts:
         run(["iptables", "-w", "-I", rule[0], "1", *rule[1:]])  # traffic inside the bridge: Docker's own ACCEPT rule
 
     def start(self, topology: Topology, run_dir: Path, specs: list[ComponentSpec]) -> None:
+        """Each container's command starts the keepers of its components, in the container's namespaces."""
         for host in topology.hosts:
             components = [spec.id for spec in specs if spec.host == host.name]
             self._run_host(topology, run_dir, host.name, components)
@@ -137,13 +143,11 @@ def teardown(state: RunState) -> list[str]:
 
 
 def remove_run(run_id: str) -> list[str]:
-    """Everything of Docker's that one run left, found by its labels alone (the run's state may be long gone):
-    its kind nodes, its host containers, then its network."""
+    """Everything of Docker's that one run left, found by its labels alone (the run's state may be long gone): its
+    host containers, then its network (a kind run's nodes go first, by the kind backend's reclaim)."""
     if not engine_answers():
         return []
-    from harness.backends.kind.cluster import cluster_name, remove_nodes  # late: the kind package imports this module
-
-    removed = remove_nodes(cluster_name(run_id))
+    removed = []
     docker = client()
     try:
         for container in docker.container.list(all=True, filters=[("label", f"{LABEL}={run_id}")]):

@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 from python_on_whales.exceptions import DockerException
 
+from harness.backends import orphans
 from harness.backends.docker import hosts as docker_backend
 from harness.net import netns
 from harness.backends.docker.engine import DOCKER_CLIENT, Engine, client
@@ -92,7 +93,7 @@ def _kind(toolchain: Toolchain, network: str, args: list[str], timeout_s: float,
 
 def create_network(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network) -> str:
     name, bridge = docker_backend.network_name(state.run_id), docker_backend.bridge_name(state.run_id)
-    with netns.claim_subnet(subnet):
+    with netns.claim_subnet(subnet, reclaim=orphans.reclaim):
         state.record("docker_network", name)
         state.record("bridge", bridge)
         engine.client.network.create(name, driver="bridge", subnet=str(subnet), gateway=str(next(subnet.hosts())),

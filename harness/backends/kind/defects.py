@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from harness.backends.docker.engine import client
-from harness.backends.kind.handle import MANIFESTS, STATIC_PODS
+from harness.backends.kind.static_pods import MANIFESTS, STATIC_PODS
 
 LB_CDS = "/home/envoy/cds.yaml"  # where kind writes its load balancer's apiservers (and their health check)
 
@@ -22,15 +22,15 @@ def apply(cluster) -> list[str]:
     """Break a freshly created kind cluster as its topology asks; returns what was done."""
     done = []
     if cluster.topology.defects.kubelet_disabled_at_boot:
-        for node in cluster.nodes():
+        for node in cluster.hosts():
             cluster.exec(node, ["systemctl", "disable", "kubelet"])
         done.append("kubelet disabled at boot on every node")
     if cluster.topology.defects.static_pods_restart_never:
-        for node in cluster.nodes("control-plane"):
+        for node in cluster.hosts("controller"):
             for component in STATIC_PODS:
                 pod = yaml.safe_load(cluster.exec(node, ["cat", f"{MANIFESTS}/{component}.yaml"]))
                 pod["spec"]["restartPolicy"] = "Never"
-                cluster.replace_manifest(node, f"{component}.yaml", yaml.safe_dump(pod, sort_keys=False))
+                cluster.put_file(node, f"{MANIFESTS}/{component}.yaml", yaml.safe_dump(pod, sort_keys=False))
         done.append("restartPolicy Never in every control-plane manifest")
     if cluster.topology.defects.lb_without_health_checks:
         balancer = f"{cluster.kind_name}-external-load-balancer"
@@ -38,7 +38,7 @@ def apply(cluster) -> list[str]:
         done.append("load balancer without health checks")
     if cluster.topology.defects.worker_link_mbit:
         rate = cluster.topology.defects.worker_link_mbit
-        for node in cluster.nodes("worker"):
+        for node in cluster.hosts("worker"):
             cluster.exec(node, ["tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", f"{rate}mbit",
                                 "burst", "512kb", "latency", "50ms"])
         done.append(f"every worker's link throttled to {rate} Mbit/s")

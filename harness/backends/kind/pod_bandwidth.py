@@ -18,7 +18,7 @@ from kubernetes.client.rest import ApiException
 
 from harness.backends.docker import base_image
 from harness.errors import QuorumError
-from harness.backends.kind.handle import KindCluster
+from harness.backends.kind.target import KindTarget
 from harness.backends.kind.images import iperf3_tag
 from harness.monitors.kube_writer import api_client
 
@@ -40,10 +40,10 @@ class PodBandwidth:
     retransmits: int | None
 
 
-def iperf3_image(cluster: KindCluster) -> str:
+def iperf3_image(cluster: KindTarget) -> str:
     """The iperf3 image `quorum up` loaded into the cluster's nodes (its tag follows the base image's recipe)."""
     image = iperf3_tag(base_image.Recipe().tag)
-    node = cluster.nodes()[0]
+    node = cluster.hosts()[0]
     if image not in cluster.exec(node, ["ctr", "--namespace=k8s.io", "images", "list", "-q"]).split():
         raise PodBandwidthError(f"{image} is not in node {node}'s containerd",
                                 "the cluster predates this iperf3 image: quorum down, then quorum up again")
@@ -105,7 +105,7 @@ def _service(name: str, pod: str) -> k8s.V1Service:
                                                 ports=[k8s.V1ServicePort(port=IPERF_PORT, target_port=IPERF_PORT)]))
 
 
-def pod_to_pod(cluster: KindCluster, sender: str, receiver: str, seconds: float = 3.0, *,
+def pod_to_pod(cluster: KindTarget, sender: str, receiver: str, seconds: float = 3.0, *,
                via_service: bool = False) -> PodBandwidth:
     """TCP throughput from a pod on node `sender` to a pod on node `receiver` (short names: worker, worker2);
     via_service: to the DNS name of a ClusterIP Service in front of the receiving pod, not to the pod's address."""
@@ -114,7 +114,7 @@ def pod_to_pod(cluster: KindCluster, sender: str, receiver: str, seconds: float 
     server, names, service = f"quorum-iperf3-server-{tag}", [], None
     try:
         names.append(server)
-        core.create_namespaced_pod(NAMESPACE, _pod(server, cluster.node(receiver), image, ["-s", "-p", str(IPERF_PORT)]),
+        core.create_namespaced_pod(NAMESPACE, _pod(server, cluster.container(receiver), image, ["-s", "-p", str(IPERF_PORT)]),
                                    _request_timeout=10)
         address = _wait_for(core, server, {"Running"}, POD_START_TIMEOUT_S).status.pod_ip
         if via_service:
@@ -126,7 +126,7 @@ def pod_to_pod(cluster: KindCluster, sender: str, receiver: str, seconds: float 
             name = f"quorum-iperf3-client-{tag}-{attempt}"
             names.append(name)
             args = ["-c", address, "-p", str(IPERF_PORT), "-t", f"{seconds:g}", "-J", "--connect-timeout", "3000"]
-            core.create_namespaced_pod(NAMESPACE, _pod(name, cluster.node(sender), image, args), _request_timeout=10)
+            core.create_namespaced_pod(NAMESPACE, _pod(name, cluster.container(sender), image, args), _request_timeout=10)
             _wait_for(core, name, {"Succeeded", "Failed"}, POD_START_TIMEOUT_S + seconds)
             output = core.read_namespaced_pod_log(name, NAMESPACE, _request_timeout=10)
             try:

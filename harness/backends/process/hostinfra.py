@@ -1,6 +1,6 @@
 """pytest-testinfra inside a Quorum host: a backend that runs every command in the host's network namespace.
 
-    host = testinfra_host(cluster, "c1"); host.file("/etc/hosts").exists; host.run("ss -ltn")
+    host = target.testinfra("c1"); host.file("/etc/hosts").exists; host.run("ss -ltn")
 Hosts share the machine's filesystem and PID namespace, so file and process facts read the same files a
 kubelet-less control-plane host would have; the network namespace is what makes each host its own.
 """
@@ -13,7 +13,6 @@ import testinfra.host
 from testinfra.backend import base
 from testinfra.backend.local import LocalBackend
 
-from harness.backends.process.target import Cluster
 
 
 class NamespaceBackend(LocalBackend):
@@ -29,10 +28,3 @@ class NamespaceBackend(LocalBackend):
     def run(self, command: str, *args: str, **kwargs: Any) -> base.CommandResult:
         return self.run_local("ip netns exec %s /bin/sh -c %s", self.netns, self.get_command(command, *args))
 
-
-def testinfra_host(cluster: Cluster, host: str) -> testinfra.host.Host:
-    cluster.topology.host(host)  # KeyError naming the hosts
-    return testinfra.host.Host(NamespaceBackend(cluster.netns(host)))
-
-
-testinfra_host.__test__ = False  # not a pytest test, despite its name

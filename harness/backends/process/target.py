@@ -1,53 +1,321 @@
-"""A running cluster, as the harness sees it: loaded from its run directory by any process."""
+"""A cluster of the process backend as a Target: each host a network namespace, each component a process under
+its keeper (Quorum's supervisor), every file in the run directory. Loaded from the run directory by any process."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal as signals
 from functools import cached_property
 from pathlib import Path
 
-from harness.net.netns import assert_local, host_link, netns_name
+import testinfra.host
+
+from harness.backends.process.hostinfra import NamespaceBackend
+from harness.backends.process.processes import cmdline, gone_within, pids_in_netns, send
+from harness.backends.process.supervisor import Control
+from harness.clients.etcdapi import EtcdClient, EtcdCredentials
+from harness.clients.haproxy_admin import server_states
+from harness.clients.health import probe
+from harness.clients.kubeapi import ApiClient
 from harness.components import ComponentSpec, Layout, specs_for
 from harness.components import etcd as etcd_component
 from harness.components import haproxy as haproxy_component
-from harness.clients.etcdapi import EtcdClient, EtcdCredentials
-from harness.errors import ClusterError
 from harness.components.flags import parse_flags
-from harness.clients.health import probe
-from harness.clients.kubeapi import ApiClient
-from harness.clients.haproxy_admin import server_states
-from harness.target.handle import RunHandle
-from harness.shell import in_netns, run
+from harness.errors import ClusterError, FaultError
+from harness.net.netns import assert_local, host_link, netns_name, shape
+from harness.pki import Pair
 from harness.run.state import RunState
-from harness.backends.process.supervisor import Control
+from harness.shell import in_netns, run
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole, Target, component_name
+from harness.thresholds import restart_budget_s
 from harness.toolchain.install import Toolchain
-from harness.topology import Component, Topology, load_topology
+from harness.topology import Component, Role, Topology, load_topology
 
-LEASES = {Component.CONTROLLER_MANAGER: "kube-controller-manager", Component.SCHEDULER: "kube-scheduler"}
+TERM_GRACE_S = 2.0  # kube-apiserver drains in-flight requests for up to a minute on SIGTERM; a fault must not wait
 
 
 def layout_for(topology: Topology, run_dir: Path) -> Layout:
-    toolchain = Toolchain(topology.kubernetes)
-    return Layout(topology, run_dir, toolchain.path)
+    return Layout(topology, run_dir, Toolchain(topology.kubernetes).path)
 
 
-class Cluster(RunHandle):
+class ProcessTarget(Target):
+    BACKEND_NAME = "process"
+    topology: Topology
+
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = Path(run_dir).resolve()
         self.state = RunState.load(self.run_dir)
         self.topology = load_topology(self.run_dir / "topology.yaml")
         self.layout = layout_for(self.topology, self.run_dir)
 
-    def reload(self) -> "Cluster":
-        """Re-read the run directory (after a rebuild the run id and state change)."""
-        self.__init__(self.run_dir)  # type: ignore[misc]
-        for cached in ("specs", "api", "etcd"):
-            self.__dict__.pop(cached, None)
-        return self
+    @classmethod
+    def capabilities(cls) -> frozenset[Capability]:
+        return frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
+                          Capability.SHAPE, Capability.SUPERVISOR, Capability.LB_ADMIN, Capability.RUN_FILES,
+                          Capability.ETCD_DATA, Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH})
+
+    # ---- identity ------------------------------------------------------------------------------
+
+    def hosts(self, role: str | None = None) -> list[str]:
+        roles = {HostRole.CONTROLLER: [Role.CONTROLLER], HostRole.ETCD: None, HostRole.WORKER: [Role.NODES],
+                 HostRole.LOADBALANCER: [Role.LOADBALANCER]}
+        if role == HostRole.ETCD:
+            return [h.name for h in self.topology.etcd_hosts]
+        if role is not None and role not in roles:
+            raise KeyError(f"no host role {role!r}; roles: {', '.join(roles)}")
+        return [h.name for h in self.topology.hosts if role is None or any(r in h.roles for r in roles[role])]
+
+    def component_hosts(self, component: Component | str) -> list[str]:
+        wanted = Component(component_name(component))
+        return [h.name for h in self.topology.hosts if wanted in self.topology.components_on(h)]
+
+    @cached_property
+    def specs(self) -> dict[str, ComponentSpec]:
+        return {spec.id: spec for spec in specs_for(self.layout)}
+
+    def spec(self, component: Component | str, host: str) -> ComponentSpec:
+        return self.specs[f"{component_name(component)}@{host}"]
+
+    def control(self, component_id: str) -> Control:
+        if component_id not in self.specs:
+            raise KeyError(f"no component {component_id!r}; components: {', '.join(self.specs)}")
+        return Control(self.run_dir / "components" / component_id)
+
+    def keeper_pid(self, component_id: str) -> int | None:
+        """The pid of the component's keeper (its supervisor process)."""
+        try:
+            pid = int((self.run_dir / "components" / component_id / "keeper.pid").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if Path(f"/proc/{pid}").exists() else None
+
+    def _control(self, component: Component | str, host: str) -> Control:
+        return self.control(f"{component_name(component)}@{host}")
+
+    # ---- commands and files ----------------------------------------------------------------------
+
+    def netns(self, host: str) -> str:
+        return netns_name(self.run_id, host)
+
+    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+        return run(in_netns(self.netns(host), argv), check=check, timeout=timeout)
+
+    def read_file(self, host: str, path: str) -> str:
+        return Path(path).read_text()  # hosts share the machine's filesystem
+
+    def put_file(self, host: str, path: str, text: str) -> None:
+        target = Path(path)
+        hidden = target.with_name(f".{target.name}.quorum")
+        hidden.write_text(text)
+        os.replace(hidden, target)
+
+    def testinfra(self, host: str) -> testinfra.host.Host:
+        self.topology.host(host)  # KeyError naming the hosts
+        return testinfra.host.Host(NamespaceBackend(self.netns(host)))
+
+    def process_state(self, host: str, pid: int) -> str | None:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return None
+
+    # ---- clients -------------------------------------------------------------------------------
+
+    @property
+    def api_endpoint(self) -> str:
+        return self.topology.api_endpoint
+
+    @cached_property
+    def api(self) -> ApiClient:
+        return ApiClient(self.api_endpoint, str(self.layout.pki.ca.cert), self.layout.pki.client("admin"))
+
+    def apiserver(self, host: str) -> ApiClient:
+        spec = self.spec(Component.APISERVER, host)
+        return ApiClient(f"https://{spec.health.address}:{spec.health.port}", str(self.layout.pki.ca.cert),
+                         self.layout.pki.client("admin"))
+
+    def lease_clients(self) -> list[ApiClient]:
+        """Through the LB and, if that fails, from each apiserver directly."""
+        return [self.api] + [self.apiserver(host) for host in self.hosts(HostRole.CONTROLLER)]
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.layout.admin_kubeconfig
+
+    @property
+    def etcd_urls(self) -> list[str]:
+        return etcd_component.client_urls(self.topology)
+
+    def etcd_url(self, host: str) -> str:
+        return etcd_component.client_url(self.topology, self.topology.host(host))
+
+    @property
+    def etcd_credentials(self) -> EtcdCredentials | None:
+        if not self.topology.etcd.tls:
+            return None
+        return EtcdCredentials(self.layout.pki.etcd_ca.cert, self.layout.pki.etcd_client("quorum-client"))
+
+    @cached_property
+    def etcd(self) -> EtcdClient:
+        credentials = self.etcd_credentials
+        return EtcdClient(self.etcd_urls, str(credentials.ca) if credentials else None,
+                          credentials.client if credentials else None)
+
+    def ensure_local(self) -> None:
+        for host in self.topology.hosts:
+            assert_local(str(self.topology.address_of(host)), self.state.bridge or "")
+
+    # ---- components ----------------------------------------------------------------------------
+
+    def pid(self, component: Component | str, host: str) -> int | None:
+        return self._control(component, host).child_pid()
+
+    def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
+        send(pid if pid is not None else self.pid(component, host), getattr(signals, signal))
+
+    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
+        self._control(component, host).hold()
+        self.terminate(component, host, grace_s=0.0 if signal == "SIGKILL" else TERM_GRACE_S)
+
+    def release(self, component: Component | str, host: str) -> None:
+        control = self._control(component, host)
+        control.release()
+        control.kick()
+
+    def held(self, component: Component | str, host: str) -> bool:
+        return self._control(component, host).held()
+
+    def command_line(self, component: Component | str, host: str) -> list[str]:
+        return list(self._control(component, host).spec().argv)
+
+    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
+        control = self._control(component, host)
+        control.override(argv)
+        self.terminate(component, host)  # the supervisor starts it again, with the override
+        if not control.held():  # a held one starts with it when released
+            control.kick()
+
+    def restore_command_line(self, component: Component | str, host: str) -> None:
+        control = self._control(component, host)
+        control.clear_override()
+        pid = control.child_pid()
+        if pid is not None and cmdline(pid) != control.spec().argv:
+            self.terminate(component, host)
+        if not control.held():
+            control.kick()
+
+    def ensure_running(self, component: Component | str, host: str) -> None:
+        self._control(component, host).kick()  # only acts while it is down, whatever the restart policy
+
+    def terminate(self, component: Component | str, host: str, grace_s: float = TERM_GRACE_S) -> None:
+        """Stop the running process now: SIGTERM, then SIGKILL after a short grace."""
+        control = self._control(component, host)
+        pid = control.child_pid()
+        if pid is None:
+            return
+        send(pid, signals.SIGCONT)
+        if grace_s > 0:
+            send(pid, signals.SIGTERM)
+            if gone_within(lambda: control.child_pid() != pid, grace_s):
+                return
+        send(pid, signals.SIGKILL)
+        if not gone_within(lambda: control.child_pid() != pid, 10.0):
+            raise FaultError(f"{component_name(component)}@{host} (pid {pid}) did not die after SIGKILL",
+                             "check it with ps; quorum down and up again")
+
+    def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
+        flags = {}
+        for host in self.component_hosts(component):
+            argv = cmdline(self.pid(component, host) or 0)
+            if argv is None:
+                raise ClusterError(f"{component_name(component)}@{host} is not running",
+                                   f"quorum status {self.run_dir} shows the components")
+            flags[host] = parse_flags(argv[1:])
+        return flags
+
+    def component_healthy(self, component: Component | str, host: str) -> bool:
+        return self.pid(component, host) is not None and probe(self.spec(component, host).health, 0.5)
+
+    def component_health(self, timeout: float = 1.0) -> dict[str, bool]:
+        return {cid: probe(spec.health, timeout) for cid, spec in self.specs.items()}
+
+    def events(self) -> list[dict]:
+        path = self.supervisor_events()
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def restarts(self, component: Component | str, host: str) -> int:
+        cid = f"{component_name(component)}@{host}"
+        return sum(1 for e in self.events() if e["component"] == cid and e["event"] == "restart")
+
+    def log_path(self, component_id: str) -> Path:
+        return self.run_dir / "logs" / f"{component_id}.log"
+
+    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
+        path = self.log_path(f"{component_name(component)}@{host}")
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+    def config_file(self, component: Component | str, host: str) -> str:
+        if Component(component_name(component)) is not Component.HAPROXY:
+            raise KeyError(f"Quorum writes a configuration file for haproxy only, not {component_name(component)}")
+        return str(self.layout.config_dir(host) / "haproxy.cfg")
+
+    def client_credentials(self, user: str) -> tuple[Path, Pair]:
+        return self.layout.pki.ca.cert, self.layout.pki.client(user)
+
+    def secret_files(self) -> list[Path]:
+        return [*self.run_dir.joinpath("pki").rglob("*.key"), *self.run_dir.rglob("*.kubeconfig")]
+
+    def etcd_data_dir(self, host: str) -> str:
+        self.topology.host(host)  # KeyError naming the hosts
+        return str(self.layout.data_dir(host) / "etcd")
+
+    def tool_path(self, name: str) -> str:
+        """Hosts see the machine's toolchain at the same path (the docker backend mounts it there)."""
+        return str(self.layout.binary(name))
+
+    def supervisor_events(self) -> Path:
+        return self.run_dir / "events.jsonl"
+
+    # ---- what the configuration promises ---------------------------------------------------------
+
+    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        return restart_budget_s(self.topology, Component(component_name(component)), kill)
+
+    def held_return_s(self, component: Component | str) -> float:
+        return self.restart_budget_s(component)
+
+    # ---- network -------------------------------------------------------------------------------
+
+    def address(self, host: str) -> str | None:
+        return str(self.topology.address_of(self.topology.host(host)))
+
+    def link(self, host: str) -> str:
+        return host_link(self.netns(host))
+
+    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
+        shape(self.netns(host), rate_mbit, burst_kb, latency_ms)
+
+    def restore_link(self, host: str) -> bool:
+        """Unshaped, or the topology's own link_rate_mbit."""
+        def qdisc() -> str:
+            return self.exec(host, ["tc", "qdisc", "show", "dev", self.link(host), "root"], check=False)
+
+        before, baseline = qdisc(), self.topology.network.link_rate_mbit
+        if baseline:
+            shape(self.netns(host), baseline)  # `tc qdisc replace`: the same limit again changes nothing
+            return qdisc() != before
+        if " tbf " in f" {before} " or " netem " in f" {before} ":
+            self.exec(host, ["tc", "qdisc", "del", "dev", self.link(host), "root"], check=False)
+            return True
+        return False
+
+    # ---- health --------------------------------------------------------------------------------
 
     def problems(self) -> list[str]:
-        """What is unhealthy right now (empty when every component, the LB and the leases are fine)."""
         found = [f"{cid} unhealthy" for cid, ok in self.component_health().items() if not ok]
         if not self.api.ready():
             found.append("/readyz via the load balancer")
@@ -68,179 +336,39 @@ class Cluster(RunHandle):
             return [f"load balancer state unreadable: {error}"]
         return [f"load balancer marks {server} {state}" for server, state in states.items() if state != "UP"]
 
-    @cached_property
-    def specs(self) -> dict[str, ComponentSpec]:
-        return {spec.id: spec for spec in specs_for(self.layout)}
-
-    def spec(self, component: Component | str, host: str) -> ComponentSpec:
-        value = component.value if isinstance(component, Component) else component
-        return self.specs[f"{value}@{host}"]
-
-    def control_dir(self, component_id: str) -> Path:
-        return self.run_dir / "components" / component_id
-
-    def control(self, component_id: str) -> Control:
-        if component_id not in self.specs:
-            raise KeyError(f"no component {component_id!r}; components: {', '.join(self.specs)}")
-        return Control(self.control_dir(component_id))
-
-    @property
-    def events_path(self) -> Path:
-        return self.run_dir / "events.jsonl"
-
-    def log_path(self, component_id: str) -> Path:
-        return self.run_dir / "logs" / f"{component_id}.log"
-
-    def netns(self, host: str) -> str:
-        return netns_name(self.run_id, host)
-
-    def link(self, host: str) -> str:
-        """The host's network interface (what network faults shape and filter)."""
-        return host_link(self.netns(host))
-
-    # ---- processes -----------------------------------------------------------------------------
-
-    def _read_pid(self, path: Path) -> int | None:
-        try:
-            pid = int(path.read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-        return pid if Path(f"/proc/{pid}").exists() else None
-
-    def pid(self, component_id: str) -> int | None:
-        """The running component's pid (None while it is down)."""
-        return self._read_pid(self.control_dir(component_id) / "child.pid")
-
-    def live_flags(self, component: Component) -> dict[str, dict[str, str]]:
-        """Host -> the flags of `component` running there, from its live command line."""
-        flags = {}
-        for spec in self.specs.values():
-            if spec.component is not component:
-                continue
-            pid = self.pid(spec.id)
-            try:
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[1:] if pid else None
-            except FileNotFoundError:
-                argv = None
-            if argv is None:
-                raise ClusterError(f"{spec.id} is not running", f"quorum status {self.run_dir} shows the components")
-            flags[spec.host] = parse_flags(argv)
-        return flags
-
-    @property
-    def apiserver_hosts(self) -> list[str]:
-        return [h.name for h in self.topology.controllers]
-
-    def keeper_pid(self, component_id: str) -> int | None:
-        return self._read_pid(self.control_dir(component_id) / "keeper.pid")
-
-    def events(self) -> list[dict]:
-        if not self.events_path.exists():
-            return []
-        return [json.loads(line) for line in self.events_path.read_text().splitlines() if line.strip()]
-
-    def restarts(self, component_id: str) -> int:
-        return sum(1 for e in self.events() if e["component"] == component_id and e["event"] == "restart")
-
-    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
-        """Run a command inside a host (its network namespace)."""
-        return run(in_netns(self.netns(host), argv), check=check, timeout=timeout)
-
-    # ---- endpoints -----------------------------------------------------------------------------
-
-    def ensure_local(self) -> None:
-        """Every host address routes to this run's bridge (checked before monitors send traffic)."""
-        for host in self.topology.hosts:
-            assert_local(str(self.topology.address_of(host)), self.state.bridge or "")
-
-    @property
-    def api_endpoint(self) -> str:
-        return self.topology.api_endpoint
-
-    @cached_property
-    def api(self) -> ApiClient:
-        """The API through the load balancer, as the admin."""
-        return ApiClient(self.api_endpoint, str(self.layout.pki.ca.cert), self.layout.pki.client("admin"))
-
-    def apiserver(self, host: str) -> ApiClient:
-        """One apiserver directly, bypassing the load balancer."""
-        spec = self.spec(Component.APISERVER, host)
-        return ApiClient(f"https://{spec.health.address}:{spec.health.port}", str(self.layout.pki.ca.cert),
-                         self.layout.pki.client("admin"))
-
-    @property
-    def etcd_urls(self) -> list[str]:
-        return etcd_component.client_urls(self.topology)
-
-    @property
-    def etcd_host_names(self) -> list[str]:
-        """The hosts that run an etcd member."""
-        return [h.name for h in self.topology.etcd_hosts]
-
-    def etcd_url(self, host: str) -> str:
-        """The client URL of the etcd member on `host`."""
-        return etcd_component.client_url(self.topology, self.topology.host(host))
-
-    @property
-    def etcd_credentials(self) -> EtcdCredentials | None:
-        """The harness's etcd client certificate (None when the topology's etcd takes plain-text clients)."""
-        if not self.topology.etcd.tls:
-            return None
-        return EtcdCredentials(self.layout.pki.etcd_ca.cert, self.layout.pki.etcd_client("quorum-client"))
-
-    @cached_property
-    def etcd(self) -> EtcdClient:
-        credentials = self.etcd_credentials
-        return EtcdClient(self.etcd_urls, str(credentials.ca) if credentials else None,
-                          credentials.client if credentials else None)
-
-    @property
-    def admin_kubeconfig(self) -> Path:
-        return self.layout.admin_kubeconfig
-
-    # ---- health --------------------------------------------------------------------------------
-
-    def component_health(self, timeout: float = 1.0) -> dict[str, bool]:
-        return {cid: probe(spec.health, timeout) for cid, spec in self.specs.items()}
+    def lease_host(self, identity: str) -> str:
+        """Identities are '<hostname>_<uuid>', and the supervisor names each host's UTS namespace after it."""
+        return identity.split("_", 1)[0]
 
     def lb_server_states(self) -> dict[str, str]:
-        """Apiserver host -> the load balancer's status for it (UP, DOWN, "UP 1/3", ...)."""
         lb = self.topology.load_balancer_host
         if lb is None:
             raise ClusterError(f"topology {self.topology.name} has no load balancer host",
                                "add a host with roles: [loadbalancer] (clusters/ha3.yaml has one)")
         return server_states(haproxy_component.admin_socket(self.layout, lb))
 
-    def lease_holders(self) -> dict[str, str | None]:
-        """Lease name -> host holding it (None if unheld or unreadable)."""
-        holders = {}
-        for name in LEASES.values():
-            holder = self.api.lease_holder(name)
-            holders[name] = self.lease_host(holder.identity) if holder else None
-        return holders
-
-    def lease_host(self, identity: str) -> str:
-        """The topology host of a lease holder: identities are '<hostname>_<uuid>', and the supervisor names
-        each host's UTS namespace after it."""
-        return identity.split("_", 1)[0]
+    def sweep(self) -> list[str]:
+        done = []
+        for pid in pids_in_netns([self.netns(h) for h in self.hosts()]):
+            if self.process_state("", pid) == "T":
+                send(pid, signals.SIGCONT)
+                done.append(f"resumed pid {pid}")
+        for component_id in self.specs:
+            control = self.control(component_id)
+            if control.held() or control.overridden():
+                control.release()
+                control.clear_override()
+                component, host = component_id.split("@", 1)
+                self.terminate(component, host)  # it may be running the bad command line
+                done.append(f"restored {component_id}")
+                control.kick()
+            elif control.child_pid() is None:
+                # only one that is not running: a kick waits for the next exit and restarts it then, whatever its
+                # policy, so a kick left for a running one would undo a later test's `never`
+                control.kick()
+                done.append(f"started {component_id}")
+        return done
 
     def kubectl(self, *args: str, timeout: float = 30.0) -> str:
         return run([str(self.layout.binary("kubectl")), f"--kubeconfig={self.admin_kubeconfig}", *args], timeout=timeout)
 
-
-def open_cluster(run_dir: Path) -> Cluster:
-    """The harness's view of a run: a KindCluster for a kind run (same interface for the History, the Nemesis
-    and the API monitors), else a Cluster."""
-    if RunState.load(Path(run_dir).resolve()).backend == "kind":
-        from harness.backends.kind.handle import KindCluster
-
-        return KindCluster(run_dir)  # type: ignore[return-value]
-    return Cluster(run_dir)
-
-
-def environment_for_keepers() -> dict[str, str]:
-    """Keepers run `python -m harness.backends.process.supervisor`; make sure they import this harness."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env

@@ -1,0 +1,72 @@
+"""The fake target's API and etcd: what the protocol's callers ask of them, answered from the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import requests
+
+from harness.clients.etcdapi import EtcdClient
+from harness.target.protocol import HostRole
+from harness.topology import Component
+
+if TYPE_CHECKING:
+    from harness.backends.fake.target import FakeTarget
+
+
+@dataclass(frozen=True)
+class FakeLease:
+    identity: str
+    renew_time: str | None = None
+    transitions: int = 0
+
+
+class FakeApi:
+    """What the protocol's callers ask of the API: readiness and lease holders, from the model."""
+
+    def __init__(self, target: "FakeTarget") -> None:
+        self.target = target
+        self.endpoint = f"https://{target.address(target.hosts(HostRole.CONTROLLER)[0])}:6443"
+
+    def ready(self, timeout: float = 2.0) -> bool:
+        return any(self.target.component_healthy(Component.APISERVER, h)
+                   for h in self.target.component_hosts(Component.APISERVER))
+
+    def lease_holder(self, name: str, timeout: float = 2.0) -> FakeLease | None:
+        holder = self.target.model()["leases"].get(name)
+        return FakeLease(holder) if holder else None
+
+    def on_a_new_connection(self) -> "FakeApi":
+        return self
+
+
+class FakeEtcd(EtcdClient):
+    """The real EtcdClient's logic over a model: its gateway calls are answered from fake.json."""
+
+    def __init__(self, target: "FakeTarget") -> None:
+        super().__init__(target.etcd_urls, None, None)
+        self.target = target
+
+    def post(self, url: str, path: str, body: dict, timeout: float = 2.0) -> dict:
+        model = self.target.model()
+        host = next(h for h in self.target.hosts(HostRole.ETCD) if url == self.target.etcd_url(h))
+        if not self.target.component_healthy(Component.ETCD, host):
+            raise requests.ConnectionError(f"etcd on {host} does not answer")
+        members = model["etcd_members"]  # host -> member id
+        if path == "/v3/maintenance/status":
+            leader = model["etcd_leader"]
+            return {"header": {"member_id": members.get(host, 0), "revision": model["revision"]},
+                    "leader": members.get(leader, 0) if leader else 0}
+        if path == "/v3/cluster/member/list":
+            return {"members": [{"ID": mid, "name": h, "peerURLs": [f"https://{self.target.address(h)}:2380"]}
+                                for h, mid in members.items()]}
+        with self.target.changing() as changed:
+            if path == "/v3/cluster/member/remove":
+                changed["etcd_members"] = {h: mid for h, mid in members.items() if str(mid) != str(body["ID"])}
+            elif path == "/v3/cluster/member/add":
+                peer = body["peerURLs"][0]
+                added = next(h for h in self.target.hosts(HostRole.ETCD) if self.target.address(h) in peer)
+                changed["etcd_members"] = {**members, added: max(members.values(), default=0) + 1}
+            changed["calls"].append(["etcd", path])
+        return {}

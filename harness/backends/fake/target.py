@@ -1,0 +1,363 @@
+"""A fake target: a cluster that exists only as a model in its run directory (fake.json).
+
+It lets unit tests drive faults, the journal, `quorum heal` and the scenario helpers through the real protocol
+without a cluster: components have pids that a SIGKILL replaces (the cluster's own self-healing), holds, command
+lines and overrides; hosts have power, firewall rules and links; etcd has members and a leader. Every call that
+changes something is recorded in the model's `calls`. It is a test double, never a verdict's evidence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.backends.fake.clients import FakeApi, FakeEtcd
+from harness.run.state import RunState
+from harness.shell import CommandError
+from harness.target.capabilities import Capability
+from harness.target.protocol import LEASES, HostRole, Target, component_name
+from harness.topology import Component, Role, Topology, load_topology
+
+MODEL = "fake.json"
+
+
+class FakeTarget(Target):
+    BACKEND_NAME = "fake"
+    topology: Topology
+    health_poll_s = 0.0
+    poll_interval_s = 0.0
+    settle_s = 0.0
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir).resolve()
+        self.state = RunState.load(self.run_dir)
+        self.topology = load_topology(self.run_dir / "topology.yaml")
+
+    @classmethod
+    def capabilities(cls) -> frozenset[Capability]:
+        """What the model models: every fault's operations, not what only a real cluster has (its supervisor's
+        record, its files, pods, hollow nodes, iperf3)."""
+        return frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
+                                        Capability.HOST_BANDWIDTH, Capability.PODS, Capability.STATIC_PODS}
+
+    # ---- the model -----------------------------------------------------------------------------
+
+    @staticmethod
+    def initial_model(topology: Topology) -> dict[str, Any]:
+        pids = itertools.count(1000)
+
+        def argv(component: Component, host) -> list[str]:
+            if component is Component.APISERVER:
+                servers = ",".join(f"https://{topology.address_of(h)}:2379" for h in topology.etcd_hosts)
+                return [component.value, f"--bind-address={topology.address_of(host)}", f"--etcd-servers={servers}"]
+            if component is not Component.ETCD:
+                return [component.value, f"--bind-address={topology.address_of(host)}"]
+            return ["etcd", f"--name={host.name}", f"--initial-advertise-peer-urls=https://{topology.address_of(host)}:2380",
+                    "--initial-cluster-token=fake", "--initial-cluster-state=new"]
+
+        components = {f"{c.value}@{h.name}": {"pid": next(pids), "held": False, "override": None, "state": "R",
+                                              "restarts": 0, "argv": argv(c, h)}
+                      for h in topology.hosts for c in topology.components_on(h)}
+        etcd = [h.name for h in topology.etcd_hosts]
+        controllers = [h.name for h in topology.controllers]
+        return {"next_pid": next(pids), "components": components, "calls": [], "revision": 1,
+                "hosts": {h.name: {"power": "on", "connected": True, "link": topology.network.link_rate_mbit,
+                                   "rules": []} for h in topology.hosts},
+                "etcd_members": {h: i + 1 for i, h in enumerate(etcd)}, "etcd_leader": etcd[0] if etcd else None,
+                "leases": {lease: f"{controllers[0]}_fake" for lease in LEASES} if controllers else {}}
+
+    def model(self) -> dict[str, Any]:
+        return json.loads((self.run_dir / MODEL).read_text())
+
+    @contextlib.contextmanager
+    def changing(self) -> Iterator[dict[str, Any]]:
+        model = self.model()
+        yield model
+        (self.run_dir / MODEL).write_text(json.dumps(model, indent=1))
+
+    def calls(self) -> list[list[Any]]:
+        return self.model()["calls"]
+
+    def _component(self, model: dict, component: Component | str, host: str) -> dict:
+        key = f"{component_name(component)}@{host}"
+        if key not in model["components"]:
+            raise KeyError(f"no component {key!r}; components: {', '.join(model['components'])}")
+        return model["components"][key]
+
+    @staticmethod
+    def _start(model: dict, entry: dict) -> None:
+        entry["pid"], entry["state"] = model["next_pid"], "R"
+        model["next_pid"] += 1
+
+    # ---- identity ------------------------------------------------------------------------------
+
+    def hosts(self, role: str | None = None) -> list[str]:
+        if role == HostRole.ETCD:
+            return [h.name for h in self.topology.etcd_hosts]
+        roles = {HostRole.CONTROLLER: Role.CONTROLLER, HostRole.WORKER: Role.NODES, HostRole.LOADBALANCER: Role.LOADBALANCER}
+        return [h.name for h in self.topology.hosts if role is None or roles.get(role) in h.roles]
+
+    def component_hosts(self, component: Component | str) -> list[str]:
+        wanted = Component(component_name(component))
+        return [h.name for h in self.topology.hosts if wanted in self.topology.components_on(h)]
+
+    # ---- commands and files --------------------------------------------------------------------
+
+    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+        """Recorded; `echo` echoes, `false` fails, and etcdctl's snapshot save leaves a file, as they would."""
+        with self.changing() as model:
+            model["calls"].append(["exec", host, list(argv)])
+        if "snapshot" in argv and "save" in argv:
+            Path(argv[argv.index("save") + 1]).write_bytes(b"fake etcd snapshot")
+        if argv[:1] == ["false"] and check:
+            raise CommandError(argv, 1, "")
+        return " ".join(argv[1:]) + "\n" if argv[:1] == ["echo"] else ""
+
+    def put_file(self, host: str, path: str, text: str) -> None:
+        with self.changing() as model:
+            model["calls"].append(["put_file", host, path])
+
+    def testinfra(self, host: str):
+        raise NotImplementedError("the fake target has no hosts to run testinfra in")
+
+    def process_state(self, host: str, pid: int) -> str | None:
+        entry = next((c for c in self.model()["components"].values() if c["pid"] == pid), None)
+        return entry["state"] if entry else None
+
+    # ---- clients -------------------------------------------------------------------------------
+
+    @property
+    def api(self) -> FakeApi:
+        return FakeApi(self)
+
+    def apiserver(self, host: str) -> FakeApi:
+        return FakeApi(self)
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.run_dir / "admin.kubeconfig"
+
+    @property
+    def etcd(self) -> FakeEtcd:
+        return FakeEtcd(self)
+
+    @property
+    def etcd_urls(self) -> list[str]:
+        return [self.etcd_url(h) for h in self.hosts(HostRole.ETCD)]
+
+    def etcd_url(self, host: str) -> str:
+        return f"https://{self.address(host)}:2379"
+
+    @property
+    def etcd_credentials(self) -> None:
+        return None
+
+    def ensure_local(self) -> None:
+        """Nothing leaves the machine: there is nothing to send to."""
+
+    # ---- components ----------------------------------------------------------------------------
+
+    def pid(self, component: Component | str, host: str) -> int | None:
+        return self._component(self.model(), component, host)["pid"]
+
+    def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
+        with self.changing() as model:
+            model["calls"].append(["signal", f"{component_name(component)}@{host}", signal, pid])
+            entry = self._component(model, component, host)
+            if pid is not None and entry["pid"] != pid:
+                return  # that process is gone
+            if signal == "SIGSTOP":
+                entry["state"] = "T"
+            elif signal == "SIGCONT":
+                entry["state"] = "R"
+            elif entry["pid"] is not None:  # it exits; the cluster's self-healing starts it again unless held
+                entry["pid"] = None
+                if not entry["held"] and self.model_host_on(model, host):
+                    self._start(model, entry)
+                    entry["restarts"] += 1
+
+    @staticmethod
+    def model_host_on(model: dict, host: str) -> bool:
+        return model["hosts"][host]["power"] == "on"
+
+    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
+        with self.changing() as model:
+            model["calls"].append(["hold", f"{component_name(component)}@{host}", signal])
+            entry = self._component(model, component, host)
+            entry["held"], entry["pid"] = True, None
+
+    def release(self, component: Component | str, host: str) -> None:
+        with self.changing() as model:
+            model["calls"].append(["release", f"{component_name(component)}@{host}"])
+            entry = self._component(model, component, host)
+            if entry["held"] or entry["pid"] is None:
+                entry["held"] = False
+                self._start(model, entry)
+
+    def held(self, component: Component | str, host: str) -> bool:
+        return self._component(self.model(), component, host)["held"]
+
+    def command_line(self, component: Component | str, host: str) -> list[str]:
+        return list(self._component(self.model(), component, host)["argv"])
+
+    def running_command_line(self, component: Component | str, host: str) -> list[str]:
+        entry = self._component(self.model(), component, host)
+        return list(entry["override"] or entry["argv"])
+
+    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
+        with self.changing() as model:
+            model["calls"].append(["override", f"{component_name(component)}@{host}", list(argv)])
+            entry = self._component(model, component, host)
+            entry["override"] = list(argv)
+            if not entry["held"]:
+                self._start(model, entry)
+
+    def restore_command_line(self, component: Component | str, host: str) -> None:
+        with self.changing() as model:
+            entry = self._component(model, component, host)
+            if entry["override"] is not None:
+                model["calls"].append(["restore", f"{component_name(component)}@{host}"])
+                entry["override"] = None
+                if not entry["held"]:
+                    self._start(model, entry)
+
+    def ensure_running(self, component: Component | str, host: str) -> None:
+        with self.changing() as model:
+            entry = self._component(model, component, host)
+            if entry["pid"] is None and not entry["held"]:
+                self._start(model, entry)
+
+    def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
+        from harness.components.flags import parse_flags
+
+        return {h: parse_flags(self.running_command_line(component, h)[1:]) for h in self.component_hosts(component)}
+
+    def component_healthy(self, component: Component | str, host: str) -> bool:
+        model = self.model()
+        entry = self._component(model, component, host)
+        return entry["pid"] is not None and entry["state"] == "R" and self.model_host_on(model, host)
+
+    def restarts(self, component: Component | str, host: str) -> int:
+        return self._component(self.model(), component, host)["restarts"]
+
+    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
+        return ""
+
+    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        return 1.0
+
+    def held_return_s(self, component: Component | str) -> float:
+        return 1.0
+
+    def etcd_data_dir(self, host: str) -> str:
+        return str(self.run_dir / "data" / host / "etcd")
+
+    def tool_path(self, name: str) -> str:
+        return f"/fake/bin/{name}"
+
+    # ---- network and hosts ---------------------------------------------------------------------
+
+    def address(self, host: str) -> str | None:
+        return str(self.topology.address_of(self.topology.host(host)))
+
+    def link(self, host: str) -> str:
+        return "eth0"
+
+    def drop(self, host: str, *, sources: list[str] = (), destinations: list[str] = (), tag: str) -> None:  # type: ignore[assignment]
+        with self.changing() as model:
+            for source in sources:
+                model["hosts"][host]["rules"].append({"chain": "INPUT", "peer": self._address_of(source), "tag": tag})
+            for destination in destinations:
+                model["hosts"][host]["rules"].append({"chain": "OUTPUT", "peer": self._address_of(destination), "tag": tag})
+
+    def drop_at_random(self, host: str, probability: float, *, tag: str) -> None:
+        with self.changing() as model:
+            model["hosts"][host]["rules"] += [{"chain": chain, "probability": probability, "tag": tag}
+                                              for chain in ("INPUT", "OUTPUT")]
+
+    def heal_network(self, host: str, tag: str | None = None) -> int:
+        with self.changing() as model:
+            rules = model["hosts"][host]["rules"]
+            kept = [r for r in rules if tag is not None and r["tag"] != tag]
+            model["hosts"][host]["rules"] = kept
+            return len(rules) - len(kept)
+
+    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
+        with self.changing() as model:
+            model["hosts"][host]["link"] = rate_mbit
+
+    def delay(self, host: str, delay_ms: int, jitter_ms: int = 0) -> None:
+        with self.changing() as model:
+            model["hosts"][host]["link"] = f"netem {delay_ms}ms {jitter_ms}ms"
+
+    def restore_link(self, host: str) -> bool:
+        with self.changing() as model:
+            changed = model["hosts"][host]["link"] != self.topology.network.link_rate_mbit
+            model["hosts"][host]["link"] = self.topology.network.link_rate_mbit
+            return changed
+
+    def _power(self, hosts: list[str], power: str) -> None:
+        with self.changing() as model:
+            model["calls"].append(["power", power, list(hosts)])
+            for host in hosts:
+                model["hosts"][host]["power"] = power
+                for key, entry in model["components"].items():
+                    if key.endswith(f"@{host}") and power == "off":
+                        entry["pid"] = None
+
+    def power_off(self, hosts: list[str]) -> None:
+        self._power(hosts, "off")
+
+    def freeze(self, host: str) -> None:
+        self._power([host], "frozen")
+
+    def disconnect(self, host: str) -> None:
+        with self.changing() as model:
+            model["hosts"][host]["connected"] = False
+
+    def power_on(self, hosts: list[str]) -> None:
+        with self.changing() as model:
+            for host in hosts:
+                model["hosts"][host] |= {"power": "on", "connected": True}
+                for key, entry in model["components"].items():
+                    if key.endswith(f"@{host}") and entry["pid"] is None and not entry["held"]:
+                        self._start(model, entry)
+
+    def power_cycle(self, hosts: list[str]) -> None:
+        self.power_off(hosts)
+        self.power_on(hosts)
+
+    # ---- health --------------------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        model = self.model()
+        found = [f"{key} unhealthy" for key, entry in model["components"].items()
+                 if entry["pid"] is None or entry["state"] != "R" or entry["held"] or entry["override"]]
+        found += [f"host {name} {host['power']}" for name, host in model["hosts"].items() if host["power"] != "on"]
+        found += [f"host {name} disconnected" for name, host in model["hosts"].items() if not host["connected"]]
+        found += [f"{len(host['rules'])} fault rules on {name}" for name, host in model["hosts"].items() if host["rules"]]
+        found += [f"link of {name} shaped" for name, host in model["hosts"].items()
+                  if host["link"] != self.topology.network.link_rate_mbit]
+        found += [f"etcd member {h} removed" for h in self.hosts(HostRole.ETCD) if h not in model["etcd_members"]]
+        return found
+
+    def lease_host(self, identity: str) -> str:
+        return identity.split("_", 1)[0]
+
+    def lb_server_states(self) -> dict[str, str]:
+        return {h: "UP" if self.component_healthy(Component.APISERVER, h) else "DOWN"
+                for h in self.component_hosts(Component.APISERVER)}
+
+    def sweep(self) -> list[str]:
+        done = []
+        with self.changing() as model:
+            for key, entry in model["components"].items():
+                if entry["held"] or entry["override"] or entry["state"] == "T":
+                    entry |= {"held": False, "override": None}
+                    self._start(model, entry)
+                    done.append(f"restored {key}")
+        return done

@@ -1,0 +1,66 @@
+"""Whole kind nodes powered on again, or power-cycled together.
+
+Like a machine, a node must come back with its address: etcd keeps its peers' URLs in its data, so a kind cluster
+with several control planes does not survive its nodes trading addresses. Docker gives a started container the
+lowest free address of the network (measured on Docker 20.10), so the nodes are started in the order of their
+addresses, which are kept in the run directory before any node goes down (a stopped container has none in
+Docker's record); a node that still gets another address is a harness error, said as such."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+from python_on_whales.exceptions import DockerException
+
+from harness.backends.docker.engine import client
+from harness.errors import FaultError
+
+
+def _start_in_address_order(target, addresses: dict[str, str | None]) -> None:
+    order = sorted(addresses, key=lambda node: ipaddress.ip_address(addresses[node] or "0.0.0.0"))
+    client().container.start([target.container(node) for node in order])
+    moved = {node: (old, target.address(node)) for node, old in addresses.items() if target.address(node) != old}
+    if moved:
+        raise FaultError(f"restarted kind nodes came back with other addresses: {moved} (old, new)",
+                         "another container took a node's address while it was down; quorum down and up again")
+
+
+def addresses(target) -> dict[str, str]:
+    """Every node's address on the run's network, as first seen with all of them running (run_dir/node-addresses.json)."""
+    path = target.run_dir / "node-addresses.json"
+    known = json.loads(path.read_text()) if path.exists() else {}
+    missing = [node for node in target.hosts() if node not in known]
+    if missing:
+        known |= {node: address for node in missing if (address := target.address(node)) is not None}
+        path.write_text(json.dumps(known, indent=1))
+    return known
+
+
+def power_off(target, hosts: list[str]) -> None:
+    addresses(target)
+    client().container.kill([target.container(node) for node in hosts])
+
+
+def power_cycle(target, hosts: list[str]) -> None:
+    """`docker kill` every node at once, then start them all again: what comes back is what they have on disk."""
+    known = addresses(target)
+    client().container.kill([target.container(node) for node in hosts])
+    _start_in_address_order(target, {node: known.get(node) for node in hosts})
+
+
+def power_on(target, hosts: list[str]) -> None:
+    """Unpause paused nodes and start stopped ones, in the order of their addresses."""
+    docker, known, stopped = client(), addresses(target), {}
+    for node in hosts:
+        name = target.container(node)
+        try:
+            state = docker.container.inspect(name).state
+            if state.paused:
+                docker.container.unpause(name)
+            if not state.running:
+                stopped[node] = known.get(node)
+        except DockerException as error:
+            raise FaultError(f"could not bring kind node {node} back: {error}", f"docker start {name}") from None
+    if stopped:
+        _start_in_address_order(target, stopped)

@@ -1,0 +1,330 @@
+"""A kind cluster as a Target: its node containers are the hosts (by kind's short names: control-plane,
+control-plane2, worker, ...), its API is reached through kind's load balancer with the admin credentials kind
+wrote, and its control plane is kubeadm's static pods (harness/backends/kind/static_pods.py), which the kubelet,
+not Quorum's supervisor, keeps running."""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+from functools import cached_property
+from pathlib import Path
+from urllib.parse import urlparse
+
+import requests
+import testinfra.host
+import yaml
+from python_on_whales.exceptions import DockerException
+
+from harness.backends.docker.engine import client
+from harness.backends.kind import health, power, static_pods
+from harness.backends.kind.cluster import KIND_LABEL, cluster_name
+from harness.backends.kind.topology import KindTopology, load_kind_topology
+from harness.clients.etcdapi import EtcdClient, EtcdCredentials
+from harness.clients.kubeapi import ApiClient
+from harness.components.flags import parse_flags
+from harness.errors import ClusterError
+from harness.net.netns import assert_local
+from harness.pki import Pair
+from harness.run.state import RunState
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole, Target, component_name
+from harness.thresholds import (kind_held_member_return_s, kind_partition_recovery_s, kind_whole_cluster_after_s,
+                                static_pod_restart_budget_s)
+from harness.topology import Component
+
+ROLE_LABEL = "io.x-k8s.kind.role"
+ROLES = {HostRole.CONTROLLER: "control-plane", HostRole.ETCD: "control-plane", HostRole.WORKER: "worker"}
+APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
+# kubeadm binds the controller-manager's and the scheduler's secure ports to 127.0.0.1: asked from inside the node
+LOCAL_HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
+ETCD_CLIENT_PORT = 2379  # kubeadm's stacked etcd listens for clients on the node's address and on loopback
+# kubeadm's etcd CA, and the client pair it gives kube-apiserver (etcd has no auth: any client of its CA may write)
+ETCD_CREDENTIALS = {"etcd-ca.crt": "/etc/kubernetes/pki/etcd/ca.crt",
+                    "etcd-client.crt": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
+                    "etcd-client.key": "/etc/kubernetes/pki/apiserver-etcd-client.key"}
+
+
+def _write_secret(path: Path, data: bytes) -> None:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+
+
+class KindTarget(Target):
+    BACKEND_NAME = "kind"
+    topology: KindTopology
+    health_poll_s = 0.5  # each check is a docker exec or a request into the node
+    poll_interval_s = 2.0
+    # the kubelet's back-offs and timers, not a supervisor, bring it back: the longest recovery a scenario allows (a
+    # control-plane node whose apiserver was away, back to Ready), thresholds.kind_whole_cluster_after_s
+    settle_s = kind_whole_cluster_after_s(kind_partition_recovery_s())
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir).resolve()
+        self.state = RunState.load(self.run_dir)
+        self.topology = load_kind_topology(self.run_dir / "topology.yaml")
+
+    @classmethod
+    def capabilities(cls) -> frozenset[Capability]:
+        return frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
+                          Capability.SHAPE, Capability.NODE_POWER, Capability.PODS, Capability.STATIC_PODS})
+
+    # ---- identity ------------------------------------------------------------------------------
+
+    @property
+    def kind_name(self) -> str:
+        return cluster_name(self.run_id)
+
+    def container(self, host: str) -> str:
+        """A node's container (and Kubernetes node) name from its short name (kind's own naming)."""
+        return f"{self.kind_name}-{host}"
+
+    def hosts(self, role: str | None = None) -> list[str]:
+        if role is not None and role not in ROLES:
+            return []  # kind's load balancer is not a node: nothing runs on it that Quorum faults
+        found = []
+        for container in client().container.list(all=True, filters=[("label", f"{KIND_LABEL}={self.kind_name}")]):
+            node_role, name = container.config.labels.get(ROLE_LABEL, ""), container.name
+            if node_role in ("control-plane", "worker") and (role is None or node_role == ROLES[role]):
+                found.append(name.removeprefix(f"{self.kind_name}-"))
+        return sorted(found)
+
+    def component_hosts(self, component: Component | str) -> list[str]:
+        """Every control-plane node runs the whole control plane as static pods."""
+        return self.hosts(HostRole.CONTROLLER) if component_name(component) in static_pods.STATIC_PODS else []
+
+    # ---- commands and files ----------------------------------------------------------------------
+
+    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+        try:
+            return client().container.execute(self.container(host), argv) or ""
+        except DockerException as error:
+            if not check:
+                return ""
+            raise ClusterError(f"{' '.join(argv[:3])} in node {host} failed: {str(error)[-500:]}",
+                               "docker ps -a shows the cluster's nodes; quorum down removes them") from None
+
+    def put_file(self, host: str, path: str, text: str) -> None:
+        self.replace_file(self.container(host), path, text)
+
+    def replace_file(self, container: str, path: str, text: str) -> None:
+        """Replace a file in one of the cluster's containers (a node, or the load balancer) atomically."""
+        directory, name = path.rsplit("/", 1)
+        hidden = f"{directory}/.{name}.quorum"
+        with tempfile.TemporaryDirectory(prefix="quorum-replace-") as local_directory:
+            local = Path(local_directory) / name
+            local.write_text(text)
+            client().container.copy(local, (container, hidden))
+        client().container.execute(container, ["mv", "-f", hidden, path])
+
+    def testinfra(self, host: str) -> testinfra.host.Host:
+        return testinfra.host.get_host(f"docker://{self.container(host)}")
+
+    # ---- clients -------------------------------------------------------------------------------
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.run_dir / "kubeconfig"
+
+    @cached_property
+    def api(self) -> ApiClient:
+        """Through kind's load balancer as kind's admin (credentials from its kubeconfig, written 0600)."""
+        config = yaml.safe_load(self.admin_kubeconfig.read_text())
+        cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+        directory = self.run_dir / "pki"
+        directory.mkdir(mode=0o700, exist_ok=True)
+        for name, data in {"ca.crt": cluster["certificate-authority-data"], "admin.crt": user["client-certificate-data"],
+                           "admin.key": user["client-key-data"]}.items():
+            _write_secret(directory / name, base64.b64decode(data))
+        return ApiClient(cluster["server"], str(directory / "ca.crt"), Pair(directory / "admin.crt", directory / "admin.key"))
+
+    def apiserver(self, host: str) -> ApiClient:
+        other = self.api.on_a_new_connection()
+        other.endpoint = f"https://{self._running_address(host)}:{APISERVER_PORT}"
+        return other
+
+    def _running_address(self, host: str) -> str:
+        address = self.address(host)
+        if address is None:
+            raise ClusterError(f"kind node {host} has no address: its container is not running",
+                               "quorum status shows the nodes; quorum heal brings stopped ones back")
+        return address
+
+    def etcd_url(self, host: str) -> str:
+        return f"https://{self._running_address(host)}:{ETCD_CLIENT_PORT}"
+
+    @cached_property
+    def etcd_urls(self) -> list[str]:
+        """Cached: monitors ask on every poll, and a node keeps its address (power_cycle sees to that)."""
+        return [self.etcd_url(node) for node in self.hosts(HostRole.ETCD)]
+
+    @cached_property
+    def etcd_credentials(self) -> EtcdCredentials:
+        """kubeadm's etcd CA and kube-apiserver's etcd client pair, copied from the first control-plane node into
+        run_dir/pki (0600, like the admin credentials)."""
+        directory = self.run_dir / "pki"
+        directory.mkdir(mode=0o700, exist_ok=True)
+        node = self.hosts(HostRole.ETCD)[0]
+        for name, source in ETCD_CREDENTIALS.items():
+            text = self.exec(node, ["cat", source])
+            if "-----BEGIN" not in text:
+                raise ClusterError(f"{source} in kind node {node} holds no PEM data",
+                                   "the node is not one kubeadm set up; quorum down and up again")
+            _write_secret(directory / name, text.encode())
+        return EtcdCredentials(directory / "etcd-ca.crt", Pair(directory / "etcd-client.crt", directory / "etcd-client.key"))
+
+    @cached_property
+    def etcd(self) -> EtcdClient:
+        """kubeadm names each member after its node container; the harness knows nodes by their short names."""
+        credentials, prefix = self.etcd_credentials, f"{self.kind_name}-"
+        return EtcdClient(self.etcd_urls, str(credentials.ca), credentials.client,
+                          host_of=lambda name: name.removeprefix(prefix))
+
+    def ensure_local(self) -> None:
+        """The API endpoint is on loopback (kind publishes its load balancer there) or in this run's network."""
+        host = urlparse(self.api_endpoint).hostname or ""
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            assert_local(host, self.state.bridge or "")
+
+    # ---- components (static pods) ----------------------------------------------------------------
+
+    def pid(self, component: Component | str, host: str) -> int | None:
+        """The oldest process named like the static pod's in the node (whose pid namespace holds every container's)."""
+        found = self.exec(host, ["pgrep", "-o", "-x", static_pods.process_name(component_name(component))],
+                          check=False).strip()
+        return int(found) if found.isdigit() else None
+
+    def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
+        name = static_pods.signal_name(signal)
+        if pid is not None:
+            self.exec(host, ["kill", f"-{name}", str(int(pid))], check=False)
+        else:
+            self.exec(host, ["pkill", f"-{name}", "-x", static_pods.process_name(component_name(component))],
+                      check=False)
+
+    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
+        static_pods.hold(self, host, component_name(component), signal)
+
+    def release(self, component: Component | str, host: str) -> None:
+        static_pods.release(self, host, component_name(component))
+
+    def held(self, component: Component | str, host: str) -> bool:
+        return static_pods.is_held(self, host, component_name(component))
+
+    def command_line(self, component: Component | str, host: str) -> list[str]:
+        return static_pods.command_line(self, host, component_name(component))
+
+    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
+        static_pods.override(self, host, component_name(component), argv)
+
+    def restore_command_line(self, component: Component | str, host: str) -> None:
+        static_pods.restore(self, host, component_name(component))
+
+    def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
+        flags = {}
+        name = static_pods.process_name(component_name(component))
+        for node in self.hosts(HostRole.CONTROLLER):
+            script = f"pid=$(pgrep -o -x {name}) && tr '\\0' '\\n' < /proc/$pid/cmdline"
+            argv = self.exec(node, ["sh", "-c", script], check=False).splitlines()
+            if not argv:
+                raise ClusterError(f"{component_name(component)} is not running in kind node {node}",
+                                   f"quorum status {self.run_dir} shows the nodes and their static pods")
+            flags[node] = parse_flags(argv[1:])
+        return flags
+
+    def apiserver_ready(self, host: str, timeout: float = 1.0) -> bool:
+        """kube-apiserver in `host` answers /readyz directly (not through the load balancer)."""
+        address = self.address(host)
+        if address is None:
+            return False
+        try:
+            return self.api.session.get(f"https://{address}:{APISERVER_PORT}/readyz", timeout=timeout).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def component_healthy(self, component: Component | str, host: str) -> bool:
+        """The apiserver's /readyz, etcd's status, the controller-manager's and the scheduler's /healthz (from
+        inside the node, with its curl)."""
+        name = static_pods.checked(component_name(component))
+        if name == "kube-apiserver":
+            return self.apiserver_ready(host)
+        if name == "etcd":
+            return self.address(host) is not None and self.etcd.status(self.etcd_url(host), timeout=1.0) is not None
+        url = f"https://127.0.0.1:{LOCAL_HEALTH_PORTS[name]}/healthz"
+        return self.exec(host, ["curl", "-sk", "--max-time", "1", url], check=False).strip() == "ok"
+
+    def restarts(self, component: Component | str, host: str) -> int:
+        """The mirror pod's restartCount: the kubelet's crash back-off doubles with each restart (reset after 10
+        min without one)."""
+        name = component_name(component)
+        pod = health.get(self.api, f"/api/v1/namespaces/kube-system/pods/{name}-{self.container(host)}")
+        if pod is None:
+            raise ClusterError(f"no mirror pod for {name} in kind node {host}",
+                               f"quorum status {self.run_dir} shows the nodes and their static pods")
+        return sum(c.get("restartCount", 0) for c in pod.get("status", {}).get("containerStatuses") or [])
+
+    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
+        """The tail of the static pod's newest container log, as the kubelet keeps it in the node."""
+        name = static_pods.checked(component_name(component))
+        script = (f"ls -t /var/log/pods/kube-system_{name}-{self.container(host)}_*/{name}/*.log 2>/dev/null"
+                  f" | head -n 1 | xargs -r tail -n {int(lines)}")
+        return self.exec(host, ["sh", "-c", script], check=False)
+
+    # ---- what the configuration promises: the kubelet's static-pod recovery ----------------------------
+
+    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        return static_pod_restart_budget_s(Component(component_name(component)), kill, earlier_restarts)
+
+    def held_return_s(self, component: Component | str) -> float:
+        return kind_held_member_return_s()
+
+    # ---- network and nodes ---------------------------------------------------------------------
+
+    def address(self, host: str) -> str | None:
+        """The node's address on the run's network (None while the container is stopped)."""
+        networks = client().container.inspect(self.container(host)).network_settings.networks or {}
+        endpoint = networks.get(self.state.docker_network or "")
+        return (endpoint.ip_address or None) if endpoint else None
+
+    def link(self, host: str) -> str:
+        return "eth0"  # kind's nodes have one interface on the cluster network
+
+    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
+        self.exec(host, ["tc", "qdisc", "replace", "dev", self.link(host), "root", "tbf", "rate", f"{float(rate_mbit)}mbit",
+                         "burst", f"{int(burst_kb)}kb", "latency", f"{int(latency_ms)}ms"])
+
+    def restore_link(self, host: str) -> bool:
+        """kind's nodes have unshaped links, except a twin's throttled workers (its defect stays)."""
+        if self.topology.defects.worker_link_mbit and host in self.hosts(HostRole.WORKER):
+            return False
+        qdisc = self.exec(host, ["tc", "qdisc", "show", "dev", self.link(host), "root"], check=False)
+        if " tbf " in f" {qdisc} " or " netem " in f" {qdisc} ":
+            self.exec(host, ["tc", "qdisc", "del", "dev", self.link(host), "root"], check=False)
+            return True
+        return False
+
+    def power_off(self, hosts: list[str]) -> None:
+        power.power_off(self, hosts)
+
+    def power_on(self, hosts: list[str]) -> None:
+        power.power_on(self, hosts)
+
+    def power_cycle(self, hosts: list[str]) -> None:
+        power.power_cycle(self, hosts)
+
+    def freeze(self, host: str) -> None:
+        client().container.pause(self.container(host))
+
+    # ---- health --------------------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        return health.problems(self)
+
+    def lease_host(self, identity: str) -> str:
+        """kubeadm's identities are '<node container>_<uuid>'; the short node name."""
+        return identity.split("_", 1)[0].removeprefix(f"{self.kind_name}-")
+
+    def sweep(self) -> list[str]:
+        return static_pods.sweep(self)

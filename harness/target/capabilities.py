@@ -1,0 +1,49 @@
+"""What a target can do. A fault or a scenario names the capabilities it needs; a target that lacks one makes it
+unavailable with the reason (never a check of which backend it is)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Capability(str, Enum):
+    SIGNAL = "signal"
+    HOLD = "hold"
+    OVERRIDE_ARGS = "override-args"
+    NETWORK = "network"
+    SHAPE = "shape"
+    NODE_POWER = "node-power"
+    NODE_DISCONNECT = "node-disconnect"
+    SUPERVISOR = "supervisor"
+    LB_ADMIN = "lb-admin"
+    RUN_FILES = "run-files"
+    ETCD_DATA = "etcd-data"
+    HOLLOW_NODES = "hollow-nodes"
+    HOST_BANDWIDTH = "host-bandwidth"
+    PODS = "pods"
+    STATIC_PODS = "static-pods"
+
+    @property
+    def meaning(self) -> str:
+        return MEANING[self]
+
+
+MEANING = {
+    Capability.SIGNAL: "send a signal to a control-plane component's process",
+    Capability.HOLD: "keep a component down until it is released",
+    Capability.OVERRIDE_ARGS: "run a component with another command line until it is restored",
+    Capability.NETWORK: "drop packets between hosts, or at random on a host's link (iptables inside the hosts)",
+    Capability.SHAPE: "limit a host's link rate (tbf) and restore the cluster's own link",
+    Capability.NODE_POWER: "power a whole host off and on, freeze it, or power-cycle several at once",
+    Capability.NODE_DISCONNECT: "remove a host's network interface while its processes run on",
+    Capability.SUPERVISOR: "Quorum's supervisor runs the components: every start and exit is recorded, and the "
+                           "restart policy is the topology's",
+    Capability.LB_ADMIN: "the load balancer's own view of each apiserver (HAProxy's admin socket)",
+    Capability.RUN_FILES: "the cluster's configuration files and keys are the ones Quorum wrote in the run directory",
+    Capability.ETCD_DATA: "etcd members' command lines and data directories are Quorum's to rewrite (member "
+                          "remove/add, restore from a snapshot)",
+    Capability.HOLLOW_NODES: "hollow nodes (kwok) as hosts of the topology",
+    Capability.HOST_BANDWIDTH: "iperf3 between the cluster's hosts",
+    Capability.PODS: "real kubelets that run pods",
+    Capability.STATIC_PODS: "the control plane runs as kubelet static pods from manifests on each node's disk",
+}

@@ -1,0 +1,392 @@
+"""The Target: one cluster under test, as every fault, monitor, check and scenario sees it, whatever runs it.
+
+A backend (harness/backends/<name>/) implements it; nothing outside the backends asks which backend it is.
+Components are named by `Component` (or its value) and hosts by the names the target gives them (`hosts()`).
+Methods a backend cannot offer raise `Unsupported` naming the capability; `capabilities()` says beforehand, and
+`lacks()` turns a missing capability into the reason a fault or scenario gives.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import QuorumError
+from harness.net import firewall
+from harness.run.state import RunState
+from harness.target.capabilities import Capability
+from harness.topology import Component
+
+if TYPE_CHECKING:
+    import testinfra.host
+
+    from harness.clients.etcdapi import EtcdClient, EtcdCredentials
+    from harness.clients.kubeapi import ApiClient
+    from harness.pki import Pair
+
+LEASES = ("kube-controller-manager", "kube-scheduler")  # the leader-elected components
+
+
+class Unsupported(QuorumError):
+    """The target lacks the capability an operation needs."""
+
+
+class HostRole:
+    """Roles `hosts(role)` understands."""
+
+    CONTROLLER = "controller"  # runs an apiserver (and, on stacked etcd, a member)
+    ETCD = "etcd"  # runs an etcd member
+    WORKER = "worker"  # runs pods, not the control plane
+    LOADBALANCER = "loadbalancer"
+
+
+def component_name(component: Component | str) -> str:
+    return component.value if isinstance(component, Component) else component
+
+
+def split_id(component_id: str) -> tuple[str, str]:
+    """'<component>@<host>' -> (component, host)."""
+    component, _, host = component_id.partition("@")
+    if not host:
+        raise KeyError(f"{component_id!r} names no host: write <component>@<host>, e.g. kube-scheduler@c1")
+    return component, host
+
+
+class Target(ABC):
+    run_dir: Path
+    state: RunState
+    topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)
+    health_poll_s: float = 0.1  # how often a health check may be repeated while waiting (each may be a remote call)
+    poll_interval_s: float = 1.0  # between whole-cluster health checks while waiting for it to heal itself
+    settle_s: float = 60.0  # how long the cluster may take to heal itself after a test before it is rebuilt
+
+    # ---- identity ------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    @property
+    def backend(self) -> str:
+        """For display only (reports, status): never branch on it."""
+        return self.state.backend
+
+    @property
+    def disposable(self) -> bool:
+        """Destructive faults refuse a target that is not marked disposable."""
+        return bool(getattr(self.topology, "disposable", False))
+
+    @classmethod
+    @abstractmethod
+    def capabilities(cls) -> frozenset[Capability]: ...
+
+    @classmethod
+    def lacks(cls, *needed: Capability) -> str | None:
+        """Why the target cannot do what needs `needed` (None when it can)."""
+        missing = [c for c in needed if c not in cls.capabilities()]
+        if not missing:
+            return None
+        return "; ".join(f"it needs {c.value} ({c.meaning})" for c in missing) + \
+            f", which the {cls.backend_name()} backend does not offer"
+
+    @classmethod
+    def backend_name(cls) -> str:
+        return getattr(cls, "BACKEND_NAME", cls.__name__)
+
+    def require(self, *needed: Capability) -> None:
+        reason = self.lacks(*needed)
+        if reason:
+            raise Unsupported(reason, "run it on a backend that offers it (docs/design.md lists them)")
+
+    @abstractmethod
+    def hosts(self, role: str | None = None) -> list[str]:
+        """The target's hosts (of one HostRole), in a stable order."""
+
+    @abstractmethod
+    def component_hosts(self, component: Component | str) -> list[str]:
+        """The hosts that run `component`, in a stable order."""
+
+    def reload(self) -> "Target":
+        """Read the run directory again (after a rebuild the run id and state change)."""
+        for cached in [k for k in self.__dict__ if k not in ("run_dir",)]:
+            self.__dict__.pop(cached, None)
+        self.__init__(self.run_dir)  # type: ignore[misc]
+        return self
+
+    # ---- commands and files inside hosts ---------------------------------------------------------
+
+    @abstractmethod
+    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+        """Run a command inside a host; its standard output. check: raise ClusterError when it fails."""
+
+    def read_file(self, host: str, path: str) -> str:
+        return self.exec(host, ["cat", path])
+
+    @abstractmethod
+    def put_file(self, host: str, path: str, text: str) -> None:
+        """Replace a file inside a host atomically (a hidden file beside it, then a rename): watchers such as the
+        kubelet never read half a file."""
+
+    @abstractmethod
+    def testinfra(self, host: str) -> "testinfra.host.Host":
+        """A pytest-testinfra host whose commands and file checks run inside `host`."""
+
+    def process_state(self, host: str, pid: int) -> str | None:
+        """The one-letter state of a process in `host` (R, S, T for stopped...), None if it is gone."""
+        stat = self.exec(host, ["cat", f"/proc/{pid}/stat"], check=False)
+        try:
+            return stat.rsplit(")", 1)[1].split()[0]
+        except IndexError:
+            return None
+
+    # ---- clients -------------------------------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def api(self) -> "ApiClient":
+        """The Kubernetes API through the load balancer, as an admin."""
+
+    @abstractmethod
+    def apiserver(self, host: str) -> "ApiClient":
+        """One apiserver directly, bypassing the load balancer."""
+
+    @property
+    def api_endpoint(self) -> str:
+        return self.api.endpoint
+
+    @property
+    @abstractmethod
+    def admin_kubeconfig(self) -> Path: ...
+
+    def lease_clients(self) -> list["ApiClient"]:
+        """Where the lease watcher reads leases from, in order of preference."""
+        return [self.api]
+
+    @property
+    @abstractmethod
+    def etcd(self) -> "EtcdClient": ...
+
+    @property
+    @abstractmethod
+    def etcd_urls(self) -> list[str]: ...
+
+    @abstractmethod
+    def etcd_url(self, host: str) -> str: ...
+
+    @property
+    @abstractmethod
+    def etcd_credentials(self) -> "EtcdCredentials | None":
+        """The harness's etcd client certificate (None when etcd takes plain-text clients)."""
+
+    @abstractmethod
+    def ensure_local(self) -> None:
+        """Raise unless traffic to the cluster stays on this machine (checked before monitors send any)."""
+
+    # ---- components ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def pid(self, component: Component | str, host: str) -> int | None:
+        """The component's pid on `host` as `signal` and `process_state` take it (None while it is down)."""
+
+    @abstractmethod
+    def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
+        """Send `signal` (e.g. SIGKILL) to the component's process on `host` (to exactly `pid` if given: a heal
+        continues the process it paused, not a successor); a process that is gone needs nothing."""
+
+    @abstractmethod
+    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
+        """Stop the component with `signal` and keep it down (nothing restarts it) until `release`."""
+
+    @abstractmethod
+    def release(self, component: Component | str, host: str) -> None:
+        """Let the component run again (idempotent)."""
+
+    @abstractmethod
+    def held(self, component: Component | str, host: str) -> bool: ...
+
+    @abstractmethod
+    def command_line(self, component: Component | str, host: str) -> list[str]:
+        """The command line the cluster is configured to run the component with (argv[0] first)."""
+
+    @abstractmethod
+    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
+        """Run the component with `argv` from now on (restarted as needed), until `restore_command_line`."""
+
+    @abstractmethod
+    def restore_command_line(self, component: Component | str, host: str) -> None:
+        """Back to the configured command line (idempotent)."""
+
+    def ensure_running(self, component: Component | str, host: str) -> None:
+        """After a kill: start the component if it is still down and nothing else will (a cluster whose own
+        self-healing brings it back needs nothing)."""
+
+    @abstractmethod
+    def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
+        """Host -> the flags of the component running there, from its live command line."""
+
+    @abstractmethod
+    def component_healthy(self, component: Component | str, host: str) -> bool:
+        """The component on `host` passes its own health check now."""
+
+    @abstractmethod
+    def restarts(self, component: Component | str, host: str) -> int:
+        """How often the cluster has restarted the component on `host` so far."""
+
+    @abstractmethod
+    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str: ...
+
+    def config_file(self, component: Component | str, host: str) -> str:
+        """The path, inside `host`, of the configuration file Quorum wrote for the component (Capability.RUN_FILES)."""
+        self.require(Capability.RUN_FILES)
+        raise NotImplementedError
+
+    def client_credentials(self, user: str) -> tuple[Path, "Pair"]:
+        """The cluster CA's certificate and a client pair for `user`, which Quorum's PKI issued (RUN_FILES)."""
+        self.require(Capability.RUN_FILES)
+        raise NotImplementedError
+
+    def secret_files(self) -> list[Path]:
+        """Every private key and kubeconfig Quorum wrote for the cluster (Capability.RUN_FILES)."""
+        self.require(Capability.RUN_FILES)
+        raise NotImplementedError
+
+    def etcd_data_dir(self, host: str) -> str:
+        """Where the etcd member on `host` keeps its data, as a path inside the host (Capability.ETCD_DATA)."""
+        self.require(Capability.ETCD_DATA)
+        raise NotImplementedError
+
+    def tool_path(self, name: str) -> str:
+        """A toolchain binary (etcdctl, iperf3) as a path that `exec` can run inside any host."""
+        raise Unsupported(f"the {self.backend_name()} backend's hosts do not carry Quorum's toolchain",
+                          "run it on a backend whose hosts do (process, docker)")
+
+    def supervisor_events(self) -> Path | None:
+        """The file Quorum's supervisor appends component starts and exits to (Capability.SUPERVISOR), or None."""
+        return None
+
+    # ---- what the cluster's own configuration promises (the second check beside the objectives) ---------
+
+    @abstractmethod
+    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        """How long after the `kill`-th SIGKILL in a row the component is healthy again, as the cluster's own
+        self-healing promises (its restart back-off plus the component's start-up allowance)."""
+
+    @abstractmethod
+    def held_return_s(self, component: Component | str) -> float:
+        """From `release` of a held component until it answers again, as the cluster's self-healing promises."""
+
+    # ---- network -------------------------------------------------------------------------------
+
+    @abstractmethod
+    def address(self, host: str) -> str | None:
+        """The host's address on the cluster network (None while the host is down)."""
+
+    @abstractmethod
+    def link(self, host: str) -> str:
+        """The host's network interface (what shaping and packet loss act on)."""
+
+    def drop(self, host: str, *, sources: list[str] = (), destinations: list[str] = (), tag: str) -> None:  # type: ignore[assignment]
+        """Inside `host`, drop packets from the hosts `sources` and to the hosts `destinations`; rules tagged."""
+        self.require(Capability.NETWORK)
+        for source in sources:
+            firewall.add(self._run(host), "INPUT", ["-s", self._address_of(source)], tag)
+        for destination in destinations:
+            firewall.add(self._run(host), "OUTPUT", ["-d", self._address_of(destination)], tag)
+
+    def drop_at_random(self, host: str, probability: float, *, tag: str) -> None:
+        """Drop a random fraction of the packets on the host's link, both directions."""
+        self.require(Capability.NETWORK)
+        link = self.link(host)
+        firewall.add(self._run(host), "INPUT", ["-i", link, *firewall.random(probability)], tag)
+        firewall.add(self._run(host), "OUTPUT", ["-o", link, *firewall.random(probability)], tag)
+
+    def heal_network(self, host: str, tag: str | None = None) -> int:
+        """Remove the rules tagged `tag` (every Quorum fault's rules if None) inside `host`; how many."""
+        return firewall.remove(self._run(host), tag)
+
+    @abstractmethod
+    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
+        """Limit what `host` sends on its link (tbf)."""
+
+    def delay(self, host: str, delay_ms: int, jitter_ms: int = 0) -> None:
+        """Delay what `host` sends on its link (netem, where the kernel has it)."""
+        self.require(Capability.SHAPE)
+        argv = ["tc", "qdisc", "replace", "dev", self.link(host), "root", "netem", "delay", f"{int(delay_ms)}ms"]
+        self.exec(host, argv + ([f"{int(jitter_ms)}ms"] if jitter_ms else []))
+
+    @abstractmethod
+    def restore_link(self, host: str) -> bool:
+        """Back to the cluster's own link (what healthy means on this target); whether anything changed."""
+
+    def _run(self, host: str):
+        return lambda argv, check=True: self.exec(host, argv, check=check)
+
+    def _address_of(self, host: str) -> str:
+        address = self.address(host)
+        if address is None:
+            raise KeyError(f"host {host!r} has no address (down, or not a host of {self.name}); "
+                           f"hosts: {', '.join(self.hosts())}")
+        return address
+
+    # ---- whole hosts (Capability.NODE_POWER, NODE_DISCONNECT) ------------------------------------
+
+    def power_off(self, hosts: list[str]) -> None:
+        self.require(Capability.NODE_POWER)
+
+    def power_on(self, hosts: list[str]) -> None:
+        """Every host in `hosts` running, unfrozen and connected again, with its address (idempotent)."""
+        self.require(Capability.NODE_POWER)
+
+    def power_cycle(self, hosts: list[str]) -> None:
+        """Power loss of every host at once, then all started again: what comes back is what is on disk."""
+        self.require(Capability.NODE_POWER)
+
+    def freeze(self, host: str) -> None:
+        """Stop every process of the host at once (cgroup freezer); sockets stay open."""
+        self.require(Capability.NODE_POWER)
+
+    def disconnect(self, host: str) -> None:
+        self.require(Capability.NODE_DISCONNECT)
+
+    # ---- health --------------------------------------------------------------------------------
+
+    @abstractmethod
+    def problems(self) -> list[str]:
+        """What is unhealthy right now (empty when the whole cluster is healthy)."""
+
+    def problems_after(self, timeout_s: float) -> list[str]:
+        """Wait up to `timeout_s` for the cluster to heal itself; what is still unhealthy (empty if healthy)."""
+        deadline = time.monotonic() + timeout_s
+        problems = self.problems()
+        while problems and time.monotonic() < deadline:
+            time.sleep(self.poll_interval_s)
+            problems = self.problems()
+        return problems
+
+    def lease_holders(self) -> dict[str, str | None]:
+        """Lease name -> host holding it (None if unheld or unreadable)."""
+        holders = {}
+        for name in LEASES:
+            holder = self.api.lease_holder(name)
+            holders[name] = self.lease_host(holder.identity) if holder else None
+        return holders
+
+    @abstractmethod
+    def lease_host(self, identity: str) -> str:
+        """The host of a lease holder's identity ('<hostname>_<uuid>')."""
+
+    def lb_server_states(self) -> dict[str, str]:
+        """Apiserver host -> the load balancer's state for it (UP, DOWN, "UP 1/3", ...)."""
+        self.require(Capability.LB_ADMIN)
+        raise NotImplementedError
+
+    def sweep(self) -> list[str]:
+        """Undo what faults may have left without a journal entry, in what only this backend knows (held or
+        overridden components, stopped processes); network rules and shaping are swept by the caller."""
+        return []

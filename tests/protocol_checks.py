@@ -1,0 +1,133 @@
+"""The protocol-conformance checks every registered backend's target must pass: the same checks on the fake target
+(tests/unit/test_protocol_conformance.py) and on a real cluster of each backend (tests/integration, one test named
+test_the_target_protocol_holds_on_<backend> per backend). Each check is read-only or undone at once, so it runs on
+a cluster other tests share: a pause of a scheduler, a tagged rule, a link shaped to a high rate."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+
+from harness.errors import QuorumError
+from harness.target.capabilities import Capability
+from harness.target.protocol import LEASES, HostRole, Target, Unsupported
+from harness.topology import Component
+
+# what each capability's methods are, called with arguments that would act if the target had the capability
+GATED = {
+    Capability.NODE_POWER: lambda t: t.power_off([]),
+    Capability.NODE_DISCONNECT: lambda t: t.disconnect(t.hosts()[0]),
+    Capability.LB_ADMIN: lambda t: t.lb_server_states(),
+    Capability.RUN_FILES: lambda t: t.secret_files(),
+    Capability.ETCD_DATA: lambda t: t.etcd_data_dir(t.hosts(HostRole.ETCD)[0]),
+}
+
+
+def check_target(target: Target) -> None:
+    check_identity(target)
+    check_health(target)
+    check_components(target)
+    check_commands(target)
+    check_signals(target)
+    check_network(target)
+    check_capabilities(target)
+
+
+def check_identity(target: Target) -> None:
+    hosts = target.hosts()
+    assert hosts and len(set(hosts)) == len(hosts), hosts
+    controllers, members = target.hosts(HostRole.CONTROLLER), target.hosts(HostRole.ETCD)
+    assert controllers and set(controllers) <= set(hosts) and set(members) <= set(hosts), (controllers, members)
+    assert target.component_hosts(Component.APISERVER) == controllers
+    assert target.component_hosts("etcd") == members
+    assert target.name and target.run_id and target.backend
+    assert target.capabilities() == type(target).capabilities()
+
+
+def check_health(target: Target) -> None:
+    target.ensure_local()
+    assert target.problems() == [], target.problems()
+    assert target.api.ready()
+    assert target.etcd.leader() in target.hosts(HostRole.ETCD)
+    assert set(target.etcd_urls) == {target.etcd_url(h) for h in target.hosts(HostRole.ETCD)}
+    holders = target.lease_holders()
+    assert set(holders) == set(LEASES) and set(holders.values()) <= set(target.hosts()), holders
+    assert target.restart_budget_s(Component.SCHEDULER) > 0 and target.held_return_s(Component.ETCD) > 0
+
+
+def check_components(target: Target) -> None:
+    host = target.hosts(HostRole.CONTROLLER)[-1]
+    for component in (Component.ETCD, Component.APISERVER, Component.SCHEDULER):
+        assert target.pid(component, host) is not None, component
+        assert target.component_healthy(component, host), component
+        assert target.restarts(component, host) >= 0
+        assert isinstance(target.log_tail(component, host, 5), str)
+    argv = target.command_line(Component.APISERVER, host)
+    assert argv and any(a.startswith("--etcd-servers=") for a in argv), argv[:3]
+    flags = target.live_flags(Component.APISERVER)
+    assert set(flags) == set(target.component_hosts(Component.APISERVER)) and "--etcd-servers" in flags[host]
+    assert not target.held(Component.SCHEDULER, host)
+
+
+def check_commands(target: Target) -> None:
+    host = target.hosts(HostRole.CONTROLLER)[0]
+    assert target.exec(host, ["echo", "quorum-protocol"]).strip() == "quorum-protocol"
+    assert isinstance(target.exec(host, ["false"], check=False), str)
+    with pytest.raises(QuorumError):
+        target.exec(host, ["false"])
+    assert target.address(host)
+    assert target.link(host)
+
+
+def check_signals(target: Target) -> None:
+    """SIGSTOP a scheduler and SIGCONT it at once: exactly that process stops and continues."""
+    host = target.hosts(HostRole.CONTROLLER)[-1]
+    pid = target.pid(Component.SCHEDULER, host)
+    try:
+        target.signal(Component.SCHEDULER, host, "SIGSTOP", pid=pid)
+        assert _eventually(lambda: target.process_state(host, pid) == "T"), target.process_state(host, pid)
+    finally:
+        target.signal(Component.SCHEDULER, host, "SIGCONT", pid=pid)
+    assert _eventually(lambda: target.process_state(host, pid) not in ("T", None))
+    assert target.pid(Component.SCHEDULER, host) == pid
+
+
+def check_network(target: Target) -> None:
+    """A tagged rule is added and removed exactly; a link shaped far above any real rate is restored."""
+    first, second = target.hosts(HostRole.CONTROLLER)[:2] if len(target.hosts(HostRole.CONTROLLER)) > 1 else \
+        (target.hosts()[0], target.hosts()[-1])
+    tag = f"protocol{secrets.token_hex(2)}"
+    try:
+        target.drop(first, sources=[second], tag=tag)
+        assert target.heal_network(first, tag) == 1
+    finally:
+        target.heal_network(first, tag)
+    assert target.heal_network(first, tag) == 0
+    if Capability.SHAPE in target.capabilities():
+        try:
+            target.shape(first, 40000.0)
+            assert target.restore_link(first) is True
+        finally:
+            target.restore_link(first)
+        assert target.restore_link(first) is False
+
+
+def check_capabilities(target: Target) -> None:
+    """A capability the target lacks is refused with its name, never attempted."""
+    for capability, call in GATED.items():
+        if capability in target.capabilities():
+            continue
+        with pytest.raises(Unsupported) as refused:
+            call(target)
+        assert capability.value in refused.value.problem and target.lacks(capability)
+
+
+def _eventually(predicate, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()

@@ -1,0 +1,172 @@
+"""Every fault is written once against the target protocol: on the fake target each is injected, journaled, and
+healed from its journal record by a fresh target (what `quorum heal` does after a killed run), leaving the cluster
+as it was; a fault the target cannot do is refused with the missing capability before anything is journaled."""
+
+import time
+
+import pytest
+
+from harness.backends.fake.target import FakeTarget
+from harness.errors import FaultError
+from harness.faults import base, network
+from harness.faults.base import REGISTRY, Journal, Nemesis, heal_leftovers
+from harness.faults.component import Kill, ModifyFlags, Pause, Stop
+from harness.faults.etcd import LoseQuorumForGood, RemoveMember
+from harness.faults.lease import IsolateLeaseHolder
+from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
+from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
+from harness.history import History
+from harness.scenario import exits_within
+from harness.target.capabilities import Capability
+from harness.target.protocol import Target
+from harness.thresholds import kind_held_member_return_s, restart_budget_s
+from harness.topology import Component, load_topology
+from tests.unit.conftest import ROOT, fake_target
+
+# one of each fault Quorum ships, with parameters for ha3 (lb, c1, c2, c3)
+SAMPLES = [Kill(component="kube-scheduler@c2"), Pause(component="kube-controller-manager@c1"),
+           Stop(component="etcd@c3", signal="SIGKILL"), ModifyFlags(component="kube-apiserver@c1", add={"--x": "1"}),
+           Partition(side_a=["c1"], side_b=["c2", "c3"]), IsolateEtcdLeader(), PacketLoss(host="c2"),
+           Bandwidth(host="c3", rate_mbit=10), Latency(host="c1"), RemoveMember(host="c2"), LoseQuorumForGood(),
+           NodeKill(host="c3"), NodePause(host="c2"), NodeRestart(), NodeDisconnect(host="c1"),
+           IsolateLeaseHolder(lease="kube-scheduler")]
+
+
+def test_the_samples_cover_every_fault_quorum_ships():
+    shipped = {name for name, cls in REGISTRY.items() if cls.__module__.startswith("harness.faults.")}
+    assert {fault.name for fault in SAMPLES} == shipped
+
+
+@pytest.mark.parametrize("fault", SAMPLES, ids=lambda f: f.name)
+def test_a_fault_is_healed_from_its_journal_by_a_fresh_target(fake, monkeypatch, fault):
+    monkeypatch.setattr(network, "netem_missing", lambda: None)  # this kernel has no netem; the fake needs none
+    before = fake.model()
+    Nemesis(fake, History()).inject(fault)
+    assert fake.problems() or fault.name in ("kill", "node-restart"), f"{fault.describe()} changed nothing"
+    # the harness dies here: a new process opens the run directory and heals what the journal says is active
+    fresh = FakeTarget(fake.run_dir)
+    healed = heal_leftovers(fresh)
+    assert healed == [fault.describe()]
+    assert fresh.problems() == []
+    assert Journal(fake.run_dir).active() == []
+    after = fresh.model()
+    assert after["etcd_members"].keys() == before["etcd_members"].keys()
+    assert {k: (c["held"], c["override"]) for k, c in after["components"].items()} == \
+        {k: (c["held"], c["override"]) for k, c in before["components"].items()}
+
+
+def test_a_paused_process_is_continued_by_its_pid_and_a_successor_is_left_alone(fake):
+    nemesis = Nemesis(fake, History())
+    fault = nemesis.inject(Pause(component="kube-scheduler@c1"))
+    paused = fault.captured["pid"]
+    assert fake.process_state("c1", paused) == "T"
+    with fake.changing() as model:  # restarted meanwhile by the cluster (a liveness probe, a supervisor)
+        model["components"]["kube-scheduler@c1"] |= {"pid": 9999, "state": "R"}
+    nemesis.heal(fault)
+    assert ["signal", "kube-scheduler@c1", "SIGCONT", paused] in fake.calls()
+    assert fake.pid("kube-scheduler", "c1") == 9999
+
+
+class NoPower(FakeTarget):
+    @classmethod
+    def capabilities(cls) -> frozenset[Capability]:
+        return frozenset(Capability) - {Capability.NODE_POWER}
+
+
+def test_a_fault_the_target_cannot_do_is_refused_with_the_capability_and_nothing_is_journaled(tmp_path):
+    target = fake_target(tmp_path, cls=NoPower)
+    with pytest.raises(FaultError) as refused:
+        Nemesis(target).inject(NodeKill(host="c1"))
+    assert "it needs node-power (power a whole host off and on" in refused.value.problem
+    assert "which the fake backend does not offer" in refused.value.problem
+    assert not (target.run_dir / "faults.jsonl").exists()
+
+
+@pytest.mark.parametrize("fault, named", [
+    (Kill(component="kube-scheduler@c9"), "c9 runs no kube-scheduler; it runs on c1, c2, c3"),
+    (Kill(component="kube-scheduler"), "names no host"),
+    (Stop(component="haproxy@c1"), "c1 runs no haproxy; it runs on lb"),
+    (NodeRestart(hosts=["c7"]), "no hosts ['c7']"),
+    (PacketLoss(host="c2", probability=1.5), "probability 1.5 must be in (0, 1]"),
+    (ModifyFlags(component="kube-apiserver@c1", add={"x y": "1"}), "'x y' is not a flag"),
+], ids=["host", "no-host", "component", "restart", "probability", "flag"])
+def test_a_fault_naming_what_the_target_lacks_is_refused_with_the_choices(fake, fault, named):
+    with pytest.raises(FaultError) as refused:
+        Nemesis(fake).inject(fault)
+    assert named in refused.value.problem
+    assert not (fake.run_dir / "faults.jsonl").exists()
+    assert fake.problems() == []
+
+
+def test_a_restart_of_an_empty_list_of_hosts_is_refused_not_read_as_every_host(fake):
+    with pytest.raises(FaultError, match="empty list of hosts"):
+        Nemesis(fake).inject(NodeRestart(hosts=[]))
+
+
+def test_the_etcd_leaders_host_is_cut_from_the_other_members_and_the_journal_names_it(fake):
+    with fake.changing() as model:
+        model["etcd_leader"] = "c2"
+    fault = Nemesis(fake).inject(IsolateEtcdLeader())
+    assert fault.captured == {"leader": "c2", "others": ["c1", "c3"]}
+    rules = fake.model()["hosts"]
+    assert {(r["chain"], r["peer"]) for r in rules["c2"]["rules"]} == {
+        ("OUTPUT", "10.213.3.11"), ("INPUT", "10.213.3.11"), ("OUTPUT", "10.213.3.13"), ("INPUT", "10.213.3.13")}
+    assert not rules["lb"]["rules"], "the load balancer is not an etcd member: nothing to cut there"
+    assert '"leader": "c2"' in (fake.run_dir / "faults.jsonl").read_text()
+
+
+def test_without_an_agreed_etcd_leader_there_is_nobody_to_isolate(fake):
+    with fake.changing() as model:
+        model["etcd_leader"] = None
+    with pytest.raises(FaultError, match="no etcd leader agreed on"):
+        Nemesis(fake).inject(IsolateEtcdLeader())
+    assert not (fake.run_dir / "faults.jsonl").exists()
+
+
+def test_without_a_supervisor_the_exit_of_the_watched_pid_is_recorded_and_a_process_that_lives_on_is_not(fake):
+    pid = fake.pid("kube-scheduler", "c1")
+    history, since = History(), time.monotonic()
+    fake.signal("kube-scheduler", "c1", "SIGKILL")  # the cluster starts a new process
+    exits = exits_within(fake, history, "kube-scheduler@c1", pid, since, 0.5)
+    assert len(exits) == 1 and 0 <= exits[0] < 0.5, exits
+    assert history.events_of("component.exit", component="kube-scheduler@c1")[0].get("pid") == pid
+    assert exits_within(fake, History(), "kube-scheduler@c1", fake.pid("kube-scheduler", "c1"), time.monotonic(), 0.3) == []
+
+
+def _opened(tmp_path, backend: str, topology: str) -> Target:
+    """A target of `backend` over a run directory holding only its state and topology (nothing runs)."""
+    from harness.backends import registry
+    from harness.run.state import RunState
+
+    run_dir = tmp_path / backend
+    run_dir.mkdir()
+    (run_dir / "topology.yaml").write_text((ROOT / topology).read_text())
+    RunState(run_id="abc123", name="t", backend=backend, run_dir=str(run_dir)).save()
+    return registry.open_target(run_dir)
+
+
+def test_a_held_member_returns_within_what_each_clusters_self_healing_promises(tmp_path):
+    # kind: pickup (file check 20 s + relist 1 s) + the mirror pod's create timing out (34 s) + back-off 10 s + start 15 s
+    assert _opened(tmp_path, "kind", "clusters/kind.yaml").held_return_s("etcd") == kind_held_member_return_s() \
+        == 21.0 + 34.0 + 10.0 + 15.0
+    ha3 = load_topology(ROOT / "clusters" / "ha3.yaml")
+    process = _opened(tmp_path, "process", "clusters/ha3.yaml")
+    assert process.held_return_s("etcd") == restart_budget_s(ha3, Component.ETCD) == 1.0 + 15.0
+    # the supervisor's back-off doubles for a component killed again soon (1, 2, 4 s, capped at max_backoff_s 10 s)
+    assert [process.restart_budget_s("kube-scheduler", kill=k) for k in (1, 2, 3, 9)] == [21.0, 22.0, 24.0, 30.0]
+
+
+def test_wait_for_says_what_it_waited_for():
+    with pytest.raises(FaultError, match="timed out after 0s waiting for the moon"):
+        base.wait_for(lambda: False, 0.05, what="the moon")
+
+
+def test_the_lease_holders_host_is_cut_from_every_other_host_and_the_journal_names_it(fake):
+    with fake.changing() as model:
+        model["leases"]["kube-scheduler"] = "c3_fake"
+    fault = Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-scheduler"))
+    assert fault.captured == {"holder": "c3", "others": ["lb", "c1", "c2"]}
+    assert len(fake.model()["hosts"]["c3"]["rules"]) == 2 * 3 and len(fake.model()["hosts"]["lb"]["rules"]) == 2
+    assert '"holder": "c3"' in (fake.run_dir / "faults.jsonl").read_text()
+    with pytest.raises(FaultError, match="no leader lease 'kube-proxy'"):
+        Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-proxy"))
