@@ -71,7 +71,21 @@ case "$job" in
       *) status=$(( lanes != 0 && lanes != 5 ? lanes : alone )) ;;
     esac
     ;;
-  scenarios) pytest scenarios "$@" || status=$? ;;
+  scenarios)
+    # the main job: the suites judged by the policy's objectives, the HTML report, then the promotion gate
+    run="reports/histories/$(date +%Y%m%d-%H%M%S)"
+    pytest scenarios --policy gate.yaml --history-dir "$run" --alluredir reports/allure-results --clean-alluredir \
+      "$@" || status=$?
+    report=0 gate=0
+    quorum report --results reports/allure-results --output reports/allure-report || report=$?
+    quorum gate --policy gate.yaml --results "$run" || gate=$?
+    echo
+    echo "Histories and junit.xml: $run/"
+    echo "report:                  reports/allure-report/index.html$([ "$report" = 0 ] || echo ' (not rendered: see above)')"
+    echo "gate:                    $run/gate.json (exit $gate: 0 promote, 1 block, 2 cannot judge)"
+    # pytest's failure first (it names the scenario); a clean run still fails when the gate does not promote
+    if [ "$status" = 0 ] || [ "$status" = 5 ] && [ "$gate" != 0 ]; then status=$gate; fi
+    ;;
 esac
 # pytest exits 5 when it collected nothing: that is a failure of this job, not a pass
 [ "$status" = 5 ] && echo "error: pytest collected no tests" >&2

@@ -234,38 +234,46 @@ def heal(cluster: str | None) -> None:
 @cli.command()
 @click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path),
-              help="a run's results directory (default: the newest reports/histories/* with a junit.xml)")
+              help="a run's results directory (default: the newest reports/histories/*)")
 @click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), help="a previous run to compare with")
 def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None:
     """Judge a run against a policy: exit 0 promote, 1 block, 2 cannot judge."""
     from harness.gate import Decision, Policy, evaluate
     from harness.report.results import ResultsError, load_results
 
-    policy = Policy.load(policy_path)
+    def cannot_judge(problem: str, fix: str) -> None:
+        errors.print(f"cannot judge: {problem}\nfix: {fix}", highlight=False, markup=False)
+        sys.exit(Decision.UNJUDGED.value)
+
+    try:
+        policy = Policy.load(policy_path)
+    except QuorumError as error:
+        cannot_judge(error.problem, error.fix)
     if results is None:
-        runs = sorted(Path("reports/histories").glob("*/junit.xml"), key=lambda p: p.stat().st_mtime)
+        runs = sorted((d for d in Path("reports/histories").glob("*") if d.is_dir()), key=lambda d: d.stat().st_mtime)
         if not runs:
-            errors.print("error: no results under reports/histories/\nfix: run `pytest scenarios/` first, or --results DIR")
-            sys.exit(Decision.UNJUDGED.value)
-        results = runs[-1].parent
+            cannot_judge("no results under reports/histories/", "run `pytest scenarios/` first, or give --results DIR")
+        results = runs[-1]  # the newest run, even one that died before its junit.xml: never an older run instead
     try:
         found = load_results(results)
         earlier = load_results(baseline) if baseline else None
     except ResultsError as error:
-        errors.print(f"[bold red]cannot judge:[/bold red] {error.problem}\n[bold]fix:[/bold] {error.fix}", highlight=False)
-        sys.exit(Decision.UNJUDGED.value)
+        cannot_judge(error.problem, error.fix)
     verdict = evaluate(policy, found, earlier)
-    table = Table("suite", "scenario", "outcome", "key figures", "verdict", "reason", title=f"gate: {results}")
+    table = Table("suite", "scenario", "outcome", "measure", "figure", "objective", "configuration", "verdict",
+                  "reason", title=escape(f"gate: {results}"))
     colours = {"ok": "green", "block": "red", "unjudged": "yellow", "known failure": "blue"}
     for row in verdict.rows:  # scenario ids such as test_x[kube-scheduler] must not be read as markup
-        table.add_row(escape(row.suite), escape(row.scenario), row.outcome, escape(row.figures),
+        table.add_row(escape(row.suite), escape(row.scenario if not row.measure else ""), row.outcome if not row.measure
+                      else "", escape(row.measure), row.figure, row.objective, row.bound,
                       f"[{colours[row.verdict]}]{row.verdict}[/]", escape(row.reason[:120]))
     console.print(table)
     (results / "gate.json").write_text(verdict.to_json())
     (results / "gate-junit.xml").write_text(verdict.to_junit())
     for reason in verdict.reasons:
-        console.print(f"  - {reason}", highlight=False)
-    console.print(f"decision: [bold]{verdict.decision.name.lower()}[/bold] (gate.json and gate-junit.xml in {results})")
+        console.print(f"  - {reason}", highlight=False, markup=False)
+    console.print(f"decision: {verdict.decision.name.lower()} (gate.json and gate-junit.xml in {results})",
+                  highlight=False, markup=False)
     sys.exit(verdict.decision.value)
 
 
@@ -274,12 +282,17 @@ def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None
               type=click.Path(file_okay=False, path_type=Path))
 @click.option("--output", default="reports/allure-report", show_default=True,
               type=click.Path(file_okay=False, path_type=Path))
-def report(results: Path, output: Path) -> None:
-    """Render allure-results as an HTML report (Allure 3, no Java), with history across runs."""
+@click.option("--histories", default="reports/histories", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="runs whose figures the report trends")
+def report(results: Path, output: Path, histories: Path) -> None:
+    """Render allure-results as an HTML report (Allure 3, no Java), with history and figure trends across runs."""
     from harness.report.allure_report import generate
+    from harness.report.trends import add_to_results
 
+    if results.is_dir() and histories.is_dir():
+        add_to_results(histories, results)
     index = generate(results, output)
-    console.print(f"report: {index}")
+    console.print(f"report: {index}", markup=False)
 
 
 def main() -> None:
@@ -291,10 +304,10 @@ def main() -> None:
     except click.ClickException as error:
         error.show()
         sys.exit(error.exit_code)
-    except QuorumError as error:
-        errors.print(f"[bold red]error:[/bold red] {error.problem}", highlight=False)
+    except QuorumError as error:  # as text, never as markup: a message may hold [brackets] (paths, regexes)
+        errors.print(f"error: {error.problem}", highlight=False, markup=False)
         if error.fix:
-            errors.print(f"[bold]fix:[/bold] {error.fix}", highlight=False)
+            errors.print(f"fix: {error.fix}", highlight=False, markup=False)
         sys.exit(2)
 
 

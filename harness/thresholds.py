@@ -6,7 +6,7 @@ allowance (start-up times), the measurement is in docs/benchmarks.md and the mar
 
 from __future__ import annotations
 
-from harness.topology import Component, Topology
+from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection, Topology
 
 # ANCHORS: ClusterLoader2 API availability measurement threshold.
 AVAILABILITY_PCT = 99.5
@@ -67,19 +67,25 @@ def restart_budget_s(topology: Topology, component: Component, kill: int = 1) ->
     return backoff + STARTUP_ALLOWANCE_S[component]
 
 
-def leader_failover_max_s(topology: Topology) -> float:
+def leader_failover_bound_s(election: LeaderElection) -> float:
     """lease-duration + retry-period + margin, where the margin is client-go's jitter on both sides of
     the expiry ((2 x 2.2 - 1) x retry-period) plus observation: lease + 4.4 x retry + 0.5 s."""
-    election = topology.leader_election
     jittered_retry = (1 + CLIENT_GO_JITTER) * election.retry_period_s
     return election.lease_duration_s + 2 * jittered_retry + OBSERVATION_S
 
 
-def leader_give_up_max_s(topology: Topology) -> float:
+def leader_failover_max_s(topology: Topology) -> float:
+    return leader_failover_bound_s(topology.leader_election)
+
+
+def leader_give_up_bound_s(election: LeaderElection) -> float:
     """A leader woken after its renew deadline passed gives up when its renew loop times out: at most the
     renew deadline plus one jittered retry, plus observation."""
-    election = topology.leader_election
     return election.renew_deadline_s + (1 + CLIENT_GO_JITTER) * election.retry_period_s + OBSERVATION_S
+
+
+def leader_give_up_max_s(topology: Topology) -> float:
+    return leader_give_up_bound_s(topology.leader_election)
 
 
 def lb_detection_s(topology: Topology) -> float:
@@ -98,17 +104,30 @@ def etcd_election_s(topology: Topology) -> float:
     return topology.etcd.election_timeout_ms / 1000
 
 
-def etcd_leader_change_max_s(topology: Topology) -> float:
+def etcd_leader_change_bound_s(etcd: EtcdSettings) -> float:
     """Leader loss to a new leader: the followers notice after one election timeout, an election can
     split once (randomised timeouts up to 2x), plus one watcher poll per member (0.1 s): 3 election
     timeouts + 0.5 s is the bound, 3.5 s with the etcd defaults (measured 1.0-1.3 s, GOTCHAS.md)."""
-    return 3 * etcd_election_s(topology) + 0.5
+    return 3 * etcd.election_timeout_ms / 1000 + 0.5
+
+
+def etcd_leader_change_max_s(topology: Topology) -> float:
+    return etcd_leader_change_bound_s(topology.etcd)
 
 
 def etcd_write_outage_max_s(topology: Topology, client_timeout_s: float) -> float:
     """The longest stretch with no acknowledged write when the leader dies: the leader change plus one
     client request timeout (a request in flight to the dead leader only fails when it times out)."""
     return etcd_leader_change_max_s(topology) + client_timeout_s
+
+
+def snapshot_restore_max_s(topology: Topology) -> float:
+    """Quorum lost for good until the cluster serves again from a snapshot: every member restored and started,
+    every apiserver restarted (their watch caches hold revisions the restored store no longer has), the leases
+    held again after a failover, and the LB's rise checks for the restarted apiservers."""
+    check = topology.load_balancer.health_check
+    return (STARTUP_ALLOWANCE_S[Component.ETCD] + STARTUP_ALLOWANCE_S[Component.APISERVER]
+            + leader_failover_max_s(topology) + check.interval_s * check.rise)
 
 
 # ---- API SLOs under load (ANCHORS.md, Kubernetes SIG Scalability SLOs) ------------------------------
@@ -135,15 +154,25 @@ APISERVER_ETCD_READYCHECK_S = 2.0  # kube-apiserver --etcd-readycheck-timeout de
 APISERVER_ETCD_CLIENT_DETECTION_S = 30.0 + 10.0
 
 
-def lb_detection_max_s(topology: Topology) -> float:
+def lb_detection_bound_s(check: HealthCheck, hang_s: float | None = None) -> float:
     """From the moment an apiserver's /readyz starts failing until the LB marks it DOWN (worst case): one check
     that started just before may still pass, then `fall` failing ones, each of which may hang until
     min(check timeout, the apiserver's etcd readycheck timeout), since HAProxy schedules each check `inter` after
     the previous one completed; plus observation (14.5 s for ha3). /readyz fails as soon as a graceful shutdown
-    starts (ANCHORS), and an apiserver started with a bad flag never passes it."""
-    check = topology.load_balancer.health_check
-    hang = min(check.timeout_s, APISERVER_ETCD_READYCHECK_S)
+    starts (ANCHORS), and an apiserver started with a bad flag never passes it. A hung apiserver (hang_s: the
+    check timeout) answers no check at all, so each failing check lasts the whole timeout."""
+    hang = min(check.timeout_s, APISERVER_ETCD_READYCHECK_S) if hang_s is None else hang_s
     return (check.fall + 1) * check.interval_s + check.fall * hang + OBSERVATION_S
+
+
+def lb_detection_max_s(topology: Topology) -> float:
+    return lb_detection_bound_s(topology.load_balancer.health_check)
+
+
+def lb_hung_detection_max_s(topology: Topology) -> float:
+    """An apiserver that accepts connections and never answers: every check hangs for its whole timeout."""
+    check = topology.load_balancer.health_check
+    return lb_detection_bound_s(check, hang_s=check.timeout_s)
 
 
 def apiserver_cut_from_etcd_detection_s(topology: Topology) -> float:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from harness import thresholds
 from harness.checkers.verdict import Status, Verdict, checker
 from harness.history import History, Op
+from harness.objectives.measurement import Measurement
 
 MUTATING = {"create", "update", "patch", "delete"}
 LOAD_PREFIX = "load."
@@ -176,3 +177,30 @@ def pods_kept(before: set[str], after: set[str], *, max_lost_fraction: float = 0
         return Verdict("pods-kept", Status.FAIL, f"{len(lost)} of {len(before)} hollow pods were deleted or evicted",
                        figures)
     return Verdict("pods-kept", Status.PASS, f"all {len(before)} hollow pods kept their identity", figures)
+
+
+def slo_class(verb: str, scope: str) -> str | None:
+    """The SLO class of a call (harness/objectives/catalog.py SLO_CLASSES), None for streaming calls."""
+    if verb in MUTATING:
+        return "mutating"
+    if verb == "get":
+        return "get"
+    if verb == "list":
+        return "list_namespace" if scope == "namespace" else "list_cluster"
+    return None
+
+
+def load_measures(history: History, heartbeats: Verdict, *, window_s: float, exclude: list[tuple[float, float]] = (),
+                  warmup_s: float = thresholds.LOAD_WARMUP_S) -> list[Measurement]:
+    """What a load scenario measured for the objectives: the worst windowed p99 of each SLO class (judged as
+    latency_slo judges), and how many hollow nodes were seen NotReady at worst."""
+    worst: dict[str, float] = {}
+    for row in latency_table(history, window_s, exclude, warmup_s):
+        klass = slo_class(row.verb, row.scope)
+        if klass is not None and row.count > row.failed:
+            worst[klass] = max(worst.get(klass, 0.0), row.worst_window_p99_s)
+    measures = [Measurement("api_p99_s", round(value, 3), klass, bound=None) for klass, value in sorted(worst.items())]
+    figures = heartbeats.figures
+    not_ready = None if "expected" not in figures else max(figures["expected"] - figures["fewest_ready"],
+                                                             figures.get("nodes_declared_not_ready", 0))
+    return measures + [Measurement("nodes_not_ready", not_ready)]

@@ -5,6 +5,10 @@ from __future__ import annotations
 from harness.components.base import Layout, duration
 from harness.topology import Host
 
+# component-base's leader-election defaults: what runs when a command line leaves the flags out (kubeadm does)
+LEADER_ELECTION_DEFAULTS = {"--leader-elect": "true", "--leader-elect-lease-duration": "15s",
+                            "--leader-elect-renew-deadline": "10s", "--leader-elect-retry-period": "2s"}
+
 
 def common_flags(layout: Layout, host: Host, who: str, secure_port: int) -> list[str]:
     election = layout.topology.leader_election

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import QuorumError
+from harness.objectives.measurement import Measurement
 
 
 class ResultsError(QuorumError):
@@ -30,6 +31,8 @@ class ScenarioResult:
     message: str = ""
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
+    measures: list[Measurement] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # what in its History could not be read
 
     @property
     def name(self) -> str:
@@ -63,18 +66,36 @@ def load_results(directory: Path) -> list[ScenarioResult]:
         result = ScenarioResult(nodeid, suite, outcome, message)
         history = directory / f"{history_slug(nodeid)}.jsonl"
         if history.is_file():
-            for line in history.read_text().splitlines():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if record.get("type") == "verdict":
-                    result.verdicts.append(record)
-                    for key, value in record.get("figures", {}).items():
-                        result.figures.setdefault(f"{record['checker']}.{key}", value)
-                elif record.get("type") == "figures":
-                    result.figures.update({k: v for k, v in record.items() if k not in ("kind", "t", "type")})
+            _read_history(history, result)
         results.append(result)
     if not results:
         raise ResultsError(f"{junit} holds no test cases", "re-run the suites")
     return results
+
+
+def _read_history(path: Path, result: ScenarioResult) -> None:
+    """The verdicts, figures and measurements a scenario recorded; a line that is not what it should be is noted
+    in result.problems (the gate cannot judge on it), never a crash."""
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            result.problems.append(f"{path.name}:{number} is not JSON")
+            continue
+        if not isinstance(record, dict):
+            result.problems.append(f"{path.name}:{number} is not a record")
+            continue
+        kind = record.get("type")
+        try:
+            if kind == "verdict":
+                if not isinstance(record.get("checker"), str) or not isinstance(record.get("figures", {}), dict):
+                    raise ValueError("a verdict without a checker or with figures that are not a mapping")
+                result.verdicts.append(record)
+                for key, value in record.get("figures", {}).items():
+                    result.figures.setdefault(f"{record['checker']}.{key}", value)
+            elif kind == "figures":
+                result.figures.update({k: v for k, v in record.items() if k not in ("kind", "t", "type")})
+            elif kind == "measure":
+                result.measures.append(Measurement.from_record(record))
+        except (KeyError, TypeError, ValueError) as error:
+            result.problems.append(f"{path.name}:{number}: {kind} record unreadable ({error})")

@@ -6,10 +6,13 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from harness.checkers import Verdict
 from harness.history import History
+from harness.objectives.judge import meets
+from harness.objectives.measurement import Measurement
+from harness.objectives.policy import active
 from harness.target.protocol import Target, split_id
 from harness.topology import Component
 
@@ -127,22 +130,35 @@ def wait_recorded(history: History, event: str, predicate, timeout_s: float, *, 
     return history.event(event, **attrs).t
 
 
-def judge(history: History, *verdicts: Verdict, figures: dict | None = None) -> list[Verdict]:
-    """Record verdicts in the History (so the gate and the report can read them) and attach them."""
+def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
+          measures: Iterable[Measurement] = ()) -> list[Verdict]:
+    """Record verdicts and measurements in the History (so the gate and the report can read them) and attach them.
+    Each measurement is also judged against its objective (the session's policy, or the defaults): the verdicts
+    returned are the scenario's own, which judge the cluster by its configuration, and one per measurement, which
+    judges it by what the user needs."""
     try:
         import allure
     except ImportError:  # pragma: no cover - allure-pytest is a dependency
         allure = None
+    measures = list(measures)
+    verdicts = (*verdicts, *(meets(m, active()) for m in measures))
+    for measurement in measures:
+        history.event("measure", **measurement.record())
     for verdict in verdicts:
         history.event("verdict", checker=verdict.checker, status=verdict.status.value,
                       explanation=verdict.explanation, figures=verdict.figures)
     if figures:
         history.event("figures", **figures)
     if allure is not None:
-        text = "\n".join(v.explain() for v in verdicts)
+        configured = [v.explain() for v in verdicts if v.checker != "objective"]
+        needed = [v.explain() for v in verdicts if v.checker == "objective"]
+        text = "consistent with its configuration:\n" + "\n".join(configured or ["(no configuration-derived check)"])
+        text += "\n\nmeets the objective:\n" + "\n".join(needed or ["(nothing measured)"])
         allure.attach(text, name="verdicts", attachment_type=allure.attachment_type.TEXT)
-        summary = {v.checker: {"status": v.status.value, **v.figures} for v in verdicts} | (figures or {})
-        allure.attach(json.dumps(summary, indent=1, default=str), name="figures",
+        summary = {v.checker: {"status": v.status.value, **v.figures} for v in verdicts if v.checker != "objective"}
+        summary |= {f"objective {m.label}": {"value": m.value, "objective": active().for_measure(m.name, m.subject),
+                                             "configuration": m.bound} for m in measures}
+        allure.attach(json.dumps(summary | (figures or {}), indent=1, default=str), name="figures",
                       attachment_type=allure.attachment_type.JSON)
     return list(verdicts)
 

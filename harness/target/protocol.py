@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from harness.clients.etcdapi import EtcdClient, EtcdCredentials
     from harness.clients.kubeapi import ApiClient
     from harness.pki import Pair
+    from harness.topology import HealthCheck
 
 LEASES = ("kube-controller-manager", "kube-scheduler")  # the leader-elected components
 
@@ -280,6 +281,10 @@ class Target(ABC):
     @abstractmethod
     def held_return_s(self, component: Component | str) -> float:
         """From `release` of a held component until it answers again, as the cluster's self-healing promises."""
+
+    @abstractmethod
+    def load_balancer_check(self) -> "HealthCheck | None":
+        """The load balancer's health check of the apiservers as configured (None: it checks nothing)."""
 
     # ---- network -------------------------------------------------------------------------------
 

@@ -6,19 +6,21 @@ import time
 import pytest
 
 from harness.checkers import availability, lb_detection
+from harness.faults import ModifyFlags, Pause
 from harness.monitors import ApiProber
-from harness.faults import ModifyFlags
+from harness.objectives.measurement import from_verdict
 from harness.scenario.rollout import roll_back, rolling_flag_change
 from harness.scenario import explain_all, judge, watching_lb_marks_down
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from fixtures.observe import observe_during_test
 from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S,
-                                availability_probe_rate, lb_detection_max_s, lb_rise_s)
+                                availability_probe_rate, lb_detection_max_s, lb_hung_detection_max_s, lb_rise_s)
 from harness.topology import Component
 
 # the load balancer's own view of each apiserver (when it marks one DOWN) is what these scenarios time
 pytestmark = pytest.mark.requires(Capability.LB_ADMIN, Capability.OVERRIDE_ARGS)
+DETECTION = "(fall + 1) x the LB's check interval + fall x min(check timeout, readycheck timeout) + 0.5 s"
 
 
 def observe_at_least(prober, seconds: float = AVAILABILITY_MIN_WINDOW_S) -> None:
@@ -90,11 +92,15 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     restored = cluster.apiserver(host).ready()
     time.sleep(lb_rise_s(cluster.topology) + 1)
     whole = availability(history)
-    verdicts = judge(history, lb_detection(history, server=host, max_s=detection_max_s),
-                     availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
+    detection = lb_detection(history, server=host, max_s=detection_max_s)
+    steady_api = availability(history, threshold_pct=AVAILABILITY_PCT, window=steady)
+    verdicts = judge(history, detection, steady_api,
                      figures={"apiserver": host, "corruption": corruption, "ready_with_bad_flag": broken_ready,
                               "ready_after_heal": restored, "availability_whole_window_pct":
-                              whole.figures.get("availability_pct")})
+                              whole.figures.get("availability_pct")},
+                     measures=[from_verdict("lb_detection_s", detection, "detection_s", bound=detection_max_s,
+                                            bound_source=DETECTION),
+                               from_verdict("availability_pct", steady_api, "availability_pct")])
     assert not broken_ready, f"the apiserver on {host} became ready despite {corruption}"
     assert restored, f"the apiserver on {host} was not ready within the start-up allowance after heal"
     assert all(verdicts), explain_all(verdicts)
@@ -121,11 +127,15 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     time.sleep(lb_rise_s(cluster.topology) + 1)
     observe_at_least(rolling_change_prober)
     whole = availability(history, f="api.get")
-    verdicts = judge(history, lb_detection(history, server=first, max_s=detection_max_s),
-                     availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT,
-                                  window=(marked_down or started, time.monotonic())),
+    detection = lb_detection(history, server=first, max_s=detection_max_s)
+    api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT,
+                       window=(marked_down or started, time.monotonic()))
+    verdicts = judge(history, detection, api,
                      figures={"changed": result.changed, "failed_on": result.failed_on,
-                              "availability_whole_window_pct": whole.figures.get("availability_pct")})
+                              "availability_whole_window_pct": whole.figures.get("availability_pct")},
+                     measures=[from_verdict("lb_detection_s", detection, "detection_s", bound=detection_max_s,
+                                            bound_source=DETECTION),
+                               from_verdict("availability_pct", api, "availability_pct")])
     assert result.failed_on == cluster.hosts(HostRole.CONTROLLER)[0] and result.changed == []
     assert all(cluster.apiserver(h).ready() for h in cluster.hosts(HostRole.CONTROLLER))
     assert all(verdicts), explain_all(verdicts)
@@ -147,8 +157,44 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
     rolled_back = roll_back(cluster, nemesis, result, ready_timeout_s=ready_timeout_s)
     time.sleep(lb_rise_s(cluster.topology) + 1)
     observe_at_least(rolling_change_prober)
-    verdicts = judge(history, availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT),
-                     figures={"changed": changed, "rolled_back": rolled_back})
+    api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT)
+    verdicts = judge(history, api, figures={"changed": changed, "rolled_back": rolled_back},
+                     measures=[from_verdict("availability_pct", api, "availability_pct")])
     assert result.completed and changed == cluster.hosts(HostRole.CONTROLLER)
     assert rolled_back, "an apiserver was not ready within its start-up allowance after the rollback"
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.destructive
+def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connection_prober, history):
+    """SIGSTOP one apiserver: its listening socket still completes every TCP handshake (the kernel does), but
+    nothing answers, neither requests nor the load balancer's checks. The LB marks it DOWN within its worst-case
+    detection time for a hung server (each failing check lasts its whole timeout) and within the
+    lb_detection_hung_s objective, and from then on routes around it: the API through the LB is >= 99.5 %
+    available in the steady state that follows. SIGCONT at heal; the apiserver is ready again."""
+    if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
+        pytest.skip("one apiserver: there is nothing to route around it to")
+    host = cluster.hosts(HostRole.CONTROLLER)[0]
+    bound = lb_hung_detection_max_s(cluster.topology)
+    with (watching_lb_marks_down(cluster, history, host, timeout_s=bound + 5.0, up_within_s=UP_WITHIN_S)
+          as marked_down_at, nemesis.fault(Pause(component=f"kube-apiserver@{host}"))):
+        marked_down = marked_down_at()
+        start = marked_down or time.monotonic()
+        steady = (start, start + STEADY_S)
+        time.sleep(max(0.0, steady[1] - time.monotonic()))
+    deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]
+    while not cluster.apiserver(host).ready() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    restored = cluster.apiserver(host).ready()
+    time.sleep(lb_rise_s(cluster.topology) + 1)
+    detection = lb_detection(history, server=host, max_s=bound)
+    steady_api = availability(history, threshold_pct=AVAILABILITY_PCT, window=steady)
+    verdicts = judge(history, detection, steady_api,
+                     figures={"apiserver": host, "ready_after_heal": restored,
+                              "availability_whole_window_pct": availability(history).figures.get("availability_pct")},
+                     measures=[from_verdict("lb_detection_hung_s", detection, "detection_s", bound=bound,
+                                            bound_source="(fall + 1) x the LB's check interval + fall x its check "
+                                                         "timeout + 0.5 s"),
+                               from_verdict("availability_pct", steady_api, "availability_pct")])
+    assert restored, f"the apiserver on {host} was not ready within the start-up allowance after SIGCONT"
     assert all(verdicts), explain_all(verdicts)

@@ -9,6 +9,7 @@ import pytest
 from harness.monitors.bandwidth import iperf3_gbit
 from harness.checkers import availability
 from harness.faults import Bandwidth
+from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
@@ -77,7 +78,8 @@ def test_the_api_stays_available_when_a_controller_link_is_slow(cluster, nemesis
         start = time.monotonic()
         time.sleep(max(15.0, profile.soak_s))
         during = (start, time.monotonic())
-    verdicts = judge(history, availability(history, threshold_pct=AVAILABILITY_PCT),
+    api = availability(history, threshold_pct=AVAILABILITY_PCT)
+    verdicts = judge(history, api, measures=[from_verdict("availability_pct", api, "availability_pct")],
                      figures={"slow_host": host, "link_mbit": SLOW_LINK_MBIT,
                               "latency_before_ms": latency_ms(history, before),
                               "latency_during_ms": latency_ms(history, during)})

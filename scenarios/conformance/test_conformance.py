@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from harness.components.leader_elected import LEADER_ELECTION_DEFAULTS
 from harness.components.flags import go_duration_s
 from harness.clients.health import session
 from harness.target.capabilities import Capability
@@ -25,9 +26,6 @@ from harness.topology import Component
 pytestmark = pytest.mark.conformance
 
 
-# component-base's leader-election defaults: what runs when a manifest leaves the flags out (kubeadm does)
-LEADER_ELECTION_DEFAULTS = {"--leader-elect": "true", "--leader-elect-lease-duration": "15s",
-                            "--leader-elect-renew-deadline": "10s", "--leader-elect-retry-period": "2s"}
 
 
 def etcd_endpoint(cluster, member: str) -> tuple[str, int]:

@@ -5,14 +5,19 @@ import time
 import pytest
 
 from harness.checkers import durability, failover_time, monotonicity, write_outage
+from harness.checkers.recovery import recovered_within
 from harness.faults import IsolateEtcdLeader, LoseQuorumForGood, RemoveMember, Stop
 from harness.monitors.etcd_writer import etcd_client
-from harness.scenario import explain_all, judge, wait_healthy
+from harness.objectives.measurement import from_verdict
+from harness.scenario import explain_all, judge, wait_healthy, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import etcd_election_s, etcd_leader_change_max_s, etcd_write_outage_max_s
+from harness.thresholds import (etcd_election_s, etcd_leader_change_max_s, etcd_write_outage_max_s,
+                                snapshot_restore_max_s as restore_max_s)
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
+CHANGE = "3 x the topology's election timeout + 0.5 s"
+STALL = "the leader change bound + one client request timeout"
 
 
 def converged(cluster, timeout_s=20.0):
@@ -67,12 +72,14 @@ def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_wr
     with nemesis.fault(Stop(component=f"etcd@{leader}", signal="SIGKILL")):
         time.sleep(etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S) + 3)
     etcd_writer.stop()
+    change_bound, stall_bound = etcd_leader_change_max_s(topology), etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S)
+    change, stall = failover_time(history, subject="etcd", max_s=change_bound), write_outage(history, max_gap_s=stall_bound)
+    writes = durability(history, system="etcd")
     verdicts = judge(
-        history,
-        failover_time(history, subject="etcd", max_s=etcd_leader_change_max_s(topology)),
-        write_outage(history, max_gap_s=etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S)),
-        durability(history, system="etcd"),
-        monotonicity(history, f="etcd.put"),
+        history, change, stall, writes, monotonicity(history, f="etcd.put"),
+        measures=[from_verdict("etcd_leader_change_s", change, "failover_s", bound=change_bound, bound_source=CHANGE),
+                  from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=stall_bound, bound_source=STALL),
+                  from_verdict("lost_writes", writes, "lost")],
     )
     assert all(verdicts), explain_all(verdicts)
 
@@ -104,8 +111,12 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
     time.sleep(outage_max_s + 1)
     etcd_writer.stop()
     acknowledged_during = [o for o in history.ops_of("etcd.put") if o.ok and during[0] <= o.complete <= during[1]]
-    verdicts = judge(history, durability(history, system="etcd"),
-                     write_outage(history, window=(quorum_back, time.monotonic()), max_gap_s=outage_max_s),
+    writes, stall = durability(history, system="etcd"), write_outage(history, window=(quorum_back, time.monotonic()),
+                                                                      max_gap_s=outage_max_s)
+    verdicts = judge(history, writes, stall,
+                     measures=[from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=outage_max_s,
+                                            bound_source=STALL),
+                               from_verdict("lost_writes", writes, "lost")],
                      figures={"survivor": survivor, "put_ok": put_ok, "linearizable_read_ok": read_ok,
                               "serializable_read_ok": stale_ok, "acknowledged_without_quorum": len(acknowledged_during),
                               "returned_after_heal_s": returned, "return_max_s": return_max_s})
@@ -131,8 +142,12 @@ def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster
         minority_writes = [answered(cluster, old, "put", f"/quorum/minority/{i}") for i in range(3)]
     revision = converged(cluster)
     etcd_writer.stop()
-    verdicts = judge(history, failover_time(history, subject="etcd", max_s=etcd_leader_change_max_s(cluster.topology)),
-                     durability(history, system="etcd"),
+    bound = etcd_leader_change_max_s(cluster.topology)
+    change, writes = failover_time(history, subject="etcd", max_s=bound), durability(history, system="etcd")
+    verdicts = judge(history, change, writes,
+                     measures=[from_verdict("etcd_leader_change_s", change, "failover_s", bound=bound,
+                                            bound_source=CHANGE),
+                               from_verdict("lost_writes", writes, "lost")],
                      figures={"old_leader": old, "minority_writes_acknowledged": sum(minority_writes),
                               "converged_revision": revision})
     assert not any(minority_writes), f"the isolated old leader {old} acknowledged writes: {minority_writes}"
@@ -152,8 +167,12 @@ def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, 
     assert sorted(cluster.etcd.members().values()) == sorted(cluster.hosts(HostRole.ETCD))
     converged(cluster)
     etcd_writer.stop()
-    verdicts = judge(history, durability(history, system="etcd"),
-                     write_outage(history, max_gap_s=etcd_write_outage_max_s(cluster.topology, WRITER_TIMEOUT_S)))
+    bound = etcd_write_outage_max_s(cluster.topology, WRITER_TIMEOUT_S)
+    writes, stall = durability(history, system="etcd"), write_outage(history, max_gap_s=bound)
+    verdicts = judge(history, writes, stall,
+                     measures=[from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=bound,
+                                            bound_source=STALL),
+                               from_verdict("lost_writes", writes, "lost")])
     assert all(verdicts), explain_all(verdicts)
 
 
@@ -171,10 +190,16 @@ def test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good(cluster,
         time.sleep(2)
         tries = [answered(cluster, survivor, "put", "/quorum/dr") for _ in range(2)]  # each may wait its timeout
     etcd_writer.read_back()
-    deadline = time.monotonic() + 90
-    while cluster.problems() and time.monotonic() < deadline:
-        time.sleep(1)
-    verdicts = judge(history, durability(history, system="etcd"), figures={"survivor_took_writes": sum(tries)})
+    bound = restore_max_s(cluster.topology)
+    wait_recorded(history, "cluster.healthy", lambda: not cluster.problems(), timeout_s=bound + 15.0, interval_s=1.0)
+    writes = durability(history, system="etcd")
+    serving = recovered_within(history, event="cluster.healthy", what="the whole cluster healthy", max_s=bound,
+                               since="end")
+    verdicts = judge(history, writes, serving, figures={"survivor_took_writes": sum(tries)},
+                     measures=[from_verdict("snapshot_restore_s", serving, "recovered_after_s", bound=bound,
+                                            bound_source="the topology's start-up allowances, lease failover and LB "
+                                                         "rise checks"),
+                               from_verdict("lost_writes", writes, "lost")])
     assert not any(tries), f"the surviving member {survivor} acknowledged a write without quorum"
     assert cluster.problems() == [], f"not healthy after the restore: {cluster.problems()}"
     assert all(verdicts), explain_all(verdicts)

@@ -8,12 +8,14 @@ import pytest
 
 from harness.checkers import exclusive_leadership, failover_time, restart_accounting
 from harness.faults import Kill, ModifyFlags, Pause
+from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, exits_within, judge
 from harness.target.capabilities import Capability
 from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S, leader_failover_max_s, leader_give_up_max_s
 from harness.topology import Component
 
 LEASED = ["kube-controller-manager", "kube-scheduler"]
+LEASE_BOUND = "the topology's lease duration + 2 x 2.2 x retry period + 0.5 s"
 
 
 @pytest.mark.destructive
@@ -29,8 +31,10 @@ def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases
     with nemesis.fault(Kill(component=f"{lease}@{leader}")):
         leases.wait_for_new_holder(lease, old, timeout=bound + 5)
     verdict = failover_time(history, subject=lease, max_s=bound)
-    judge(history, verdict, figures={"lease": lease, "bound_s": bound})
-    assert verdict, verdict.explain()
+    verdicts = judge(history, verdict, figures={"lease": lease, "bound_s": bound},
+                     measures=[from_verdict("lease_failover_s", verdict, "failover_s", bound=bound,
+                                            bound_source=LEASE_BOUND)])
+    assert all(verdicts), explain_all(verdicts)
 
 
 @pytest.mark.destructive
@@ -58,13 +62,18 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
     if Capability.SUPERVISOR in cluster.capabilities():  # the supervisor records its restarts in the History
         policy = cluster.topology.restart_policy(Component(lease))
         accounting.append(restart_accounting(history, component=component, max_backoff_s=policy.backoff_s))
+    failover = failover_time(history, subject=lease, max_s=bound)
+    gave_up = round(exits[0], 2) if exits else None
     verdicts = judge(
         history,
-        failover_time(history, subject=lease, max_s=bound),
+        failover,
         exclusive_leadership(history, subject=lease, old=old, after=paused_at),
         *accounting,
         figures={"paused_s": round(resumed_at - paused_at, 2),
-                 "gave_up_after_resume_s": round(exits[0], 2) if exits else None, "give_up_bound_s": give_up_bound},
+                 "gave_up_after_resume_s": gave_up, "give_up_bound_s": give_up_bound},
+        measures=[from_verdict("lease_failover_s", failover, "failover_s", bound=bound, bound_source=LEASE_BOUND),
+                  Measurement("lease_give_up_s", gave_up, bound=give_up_bound,
+                              bound_source="the topology's renew deadline + one jittered retry")],
     )
     assert all(verdicts), explain_all(verdicts)
     assert exits and exits[0] <= give_up_bound, (

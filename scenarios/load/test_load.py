@@ -10,10 +10,11 @@ import time
 import pytest
 
 from harness.checkers import availability, lb_detection
-from harness.checkers.slo import error_rate, heartbeat_health, latency_slo, pods_kept
+from harness.checkers.slo import error_rate, heartbeat_health, latency_slo, load_measures, pods_kept
 from harness.checkers.verdict import Status
 from harness.faults import Kill, Partition
 from harness.load.hollow import NAMESPACE
+from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_healthy, wait_lb_marks_down
 from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT,
                                 apiserver_cut_from_etcd_detection_s, leader_failover_max_s,
@@ -60,12 +61,14 @@ def test_steady_load_meets_the_slos(cluster, history, node_readiness, api_load, 
     """The profile's API load for its whole duration, no faults: every p99 within its SLO in every
     window, errors within budget, every hollow node Ready in every sample."""
     summary = api_load.wait()
+    heartbeats = heartbeat_health(history, expected=_hollow_count(cluster))
     verdicts = judge(
         history,
         latency_slo(history, window_s=profile.slo_window_s),
         error_rate(history),
-        heartbeat_health(history, expected=_hollow_count(cluster)),
+        heartbeats,
         figures={"achieved_rps": round(summary.rps, 1), "requests": summary.requests},
+        measures=load_measures(history, heartbeats, window_s=profile.slo_window_s),
     )
     assert all(verdicts), explain_all(verdicts)
 
@@ -82,13 +85,17 @@ def test_killing_one_apiserver_under_load(cluster, history, nemesis, api_prober,
     window = [(w[0], (w[1] or time.monotonic()) + SETTLE_S) for w in history.fault_windows()]
     api_load.wait()
     _watch_heartbeats_after_the_fault(cluster, history)
+    api, heartbeats = availability(history, threshold_pct=AVAILABILITY_PCT), heartbeat_health(history,
+                                                                                            expected=_hollow_count(cluster))
     verdicts = judge(
         history,
-        availability(history, threshold_pct=AVAILABILITY_PCT),
+        api,
         latency_slo(history, window_s=profile.slo_window_s, exclude=window),
         error_rate(history, exclude=window),
-        heartbeat_health(history, expected=_hollow_count(cluster)),
+        heartbeats,
         figures={"fault": fault.name, "healthy_after_s": healthy},
+        measures=[*load_measures(history, heartbeats, window_s=profile.slo_window_s, exclude=window),
+                  from_verdict("availability_pct", api, "availability_pct")],
     )
     assert healthy is not None, f"{target} did not come back"
     assert all(verdicts), explain_all(verdicts)
@@ -116,15 +123,22 @@ def test_partitioning_one_etcd_member_under_load(cluster, history, nemesis, api_
     api_load.wait()
     _watch_heartbeats_after_the_fault(cluster, history)
     whole = availability(history)
+    detection, api = lb_detection(history, server="c3", max_s=lb_bound), availability(
+        history, threshold_pct=AVAILABILITY_PCT, window=steady)
+    heartbeats = heartbeat_health(history, expected=_hollow_count(cluster))
     verdicts = judge(
         history,
-        lb_detection(history, server="c3", max_s=lb_bound),
-        availability(history, threshold_pct=AVAILABILITY_PCT, window=steady),
+        detection,
+        api,
         latency_slo(history, window_s=profile.slo_window_s, exclude=window),
         error_rate(history, exclude=window),
-        heartbeat_health(history, expected=_hollow_count(cluster)),
+        heartbeats,
         figures={"availability_whole_run_pct": whole.figures.get("availability_pct"),
                  "judged_from_s_after_the_cut": round(start - cut, 2)},
+        measures=[*load_measures(history, heartbeats, window_s=profile.slo_window_s, exclude=window),
+                  from_verdict("availability_pct", api, "availability_pct"),
+                  from_verdict("lb_detection_s", detection, "detection_s", bound=lb_bound,
+                               bound_source="the LB's checks against an apiserver cut from etcd")],
     )
     assert all(verdicts), explain_all(verdicts)
 
@@ -146,12 +160,14 @@ def test_restarting_the_controller_manager_leader_under_load(cluster, history, n
     api_load.wait()
     _watch_heartbeats_after_the_fault(cluster, history)  # also long enough for a late eviction to show
     after = _hollow_pod_uids(cluster)
+    heartbeats = heartbeat_health(history, expected=_hollow_count(cluster))
     verdicts = judge(
         history,
         pods_kept(before, after),
         latency_slo(history, window_s=profile.slo_window_s),
         error_rate(history),
-        heartbeat_health(history, expected=_hollow_count(cluster)),
+        heartbeats,
         figures={"old_leader": leader, "new_leader": cluster.lease_holders().get("kube-controller-manager")},
+        measures=load_measures(history, heartbeats, window_s=profile.slo_window_s),
     )
     assert all(verdicts), explain_all(verdicts)

@@ -14,6 +14,7 @@ from harness.checkers.recovery import object_kept, recovered_within
 from harness.clients.marker import read_marker, write_marker
 from harness.faults import Kill, ModifyFlags, NodeRestart, Partition
 from harness.history import now
+from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
@@ -52,11 +53,13 @@ def test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet(cluster, hist
     wait_recorded(history, "kind.apiserver-ready", lambda: _apiserver_ready(cluster, node), timeout_s=bound + 5.0,
                   after=lambda: not _apiserver_ready(cluster, node), node=node)
     whole = availability(history)
+    back = recovered_within(history, event="kind.apiserver-ready", what=f"kube-apiserver on {node} ready again",
+                            max_s=bound, since="start")
     verdicts = judge(
-        history,
-        recovered_within(history, event="kind.apiserver-ready", what=f"kube-apiserver on {node} ready again",
-                         max_s=bound, since="start"),
+        history, back,
         figures={"availability_through_the_lb_pct": whole.figures.get("availability_pct")},
+        measures=[from_verdict("time_to_healthy_s", back, "recovered_after_s", subject="kube-apiserver", bound=bound,
+                               bound_source="the kubelet's relist, crash back-off and the start-up allowance")],
     )
     assert all(verdicts), explain_all(verdicts)
 
@@ -93,7 +96,7 @@ def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restor
     checks, _ = _one_apiserver_away(cluster, history, nemesis, corrupted, "control-plane",
                                     down_within_s=KUBELET_MANIFEST_PICKUP_S + 10.0,
                                     back_within_s=kind_manifest_restore_s())
-    verdicts = judge(history, *checks)
+    verdicts = judge(history, *checks, measures=[from_verdict("availability_pct", checks[0], "availability_pct")])
     assert all(verdicts), explain_all(verdicts)
 
 
@@ -112,6 +115,7 @@ def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_re
     verdicts = judge(
         history, *checks,
         object_kept(what="a ConfigMap written during the partition", written=marker, read=read_marker(cluster.api)),
+        measures=[from_verdict("availability_pct", checks[0], "availability_pct")],
     )
     assert all(verdicts), explain_all(verdicts)
 
@@ -126,9 +130,12 @@ def test_every_control_plane_node_loses_power_at_once_and_the_control_plane_come
         pass  # the nodes were killed and started again; heal only makes sure they all run
     bound = kind_power_loss_recovery_s()
     wait_recorded(history, "kind.healthy", lambda: _healthy(cluster), timeout_s=bound + 5.0)
+    recovered = recovered_within(history, event="kind.healthy", what=HEALTHY, max_s=bound, since="end")
     verdicts = judge(
-        history,
-        recovered_within(history, event="kind.healthy", what=HEALTHY, max_s=bound, since="end"),
+        history, recovered,
         object_kept(what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
+        measures=[from_verdict("power_loss_recovery_s", recovered, "recovered_after_s", bound=bound,
+                               bound_source="a node's boot + etcd's and the apiserver's start-up + the kubelet's "
+                                            "status period + one LB check")],
     )
     assert all(verdicts), explain_all(verdicts)

@@ -5,6 +5,7 @@ pytest against a twin from clusters/defects/ and asserts that it fails, and that
 defect's consequence rather than some unrelated error.
 """
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,21 @@ CASES = [
     # two members: neither the death nor the isolation of the leader leaves a majority to elect a new one
     ("kind-etcd-2-members", "scenarios/etcd/test_etcd_quorum.py", "leader_of_three_dies or partitioned_leader",
      ("[write-outage: fail] longest stretch without an acknowledged etcd.put", "[failover: fail] etcd")),
+    # objective twins (OBJECTIVE_TWINS): consistent configurations too slow for the objectives (docs/gate.md)
+    ("slow-restart", "scenarios/self_healing/test_self_healing.py", "kube-scheduler",
+     "[objective: fail] time_to_healthy_s[kube-scheduler]"),
+    ("slow-leases", "scenarios/leader_election/test_leader_election.py",
+     ("test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes[kube-scheduler]",),
+     ("[objective: fail] lease_failover_s", "[objective: fail] lease_give_up_s")),
+    ("lb-slow-checks", "scenarios/apiserver_flags/test_flag_corruption.py", "unknown-flag or hung",
+     ("[objective: fail] lb_detection_s", "[objective: fail] lb_detection_hung_s")),
+    ("etcd-slow-election", "scenarios/etcd/test_etcd_quorum.py", "leader_of_three_dies",
+     ("[objective: fail] etcd_leader_change_s", "[objective: fail] etcd_write_stall_s")),
 ]
+
+# twins whose configuration is consistent: the scenario's checks against its own configuration pass there, so every
+# verdict that fails must be an objective (what the user needs); they prove that half of each verdict
+OBJECTIVE_TWINS = {"slow-restart", "slow-leases", "lb-slow-checks", "etcd-slow-election"}
 
 
 # kind twins whose scenarios a process twin already proves in CI (the same test functions): they prove the kind
@@ -107,9 +122,15 @@ def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reaso
     assert " failed" in output and " passed" not in summary and " skipped" not in summary, failure_excerpt(output)
     for text in (reason,) if isinstance(reason, str) else reason:
         assert text in output, f"{twin}: the failure does not say {text!r}:\n{failure_excerpt(output)}"
+    if twin in OBJECTIVE_TWINS:
+        failed = set(re.findall(r"\[([a-z-]+): fail\]", output))
+        assert failed == {"objective"}, f"{twin}: a check against its own configuration failed: {failed}"
     assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"
 
 
+LEASE_OBJECTIVES = {f"test_the_lease_timings_promise_the_failover_and_give_up_objectives[{c}]"
+                    for c in ("kube-controller-manager", "kube-scheduler")}
+LB_OBJECTIVES = {"test_the_load_balancers_checks_promise_the_detection_objectives"}
 CONFORMANCE = {
     "weak-apiserver": {"test_every_apiserver_lists_every_etcd_member", "test_authorization_is_rbac_and_node",
                        "test_anonymous_requests_are_refused_except_on_health_endpoints"},
@@ -117,11 +138,17 @@ CONFORMANCE = {
                                "test_plain_http_to_the_etcd_client_port_is_refused"},
     "etcd-no-peer-tls": {"test_etcd_peer_and_client_listeners_use_tls"},
     "no-leader-election": {"test_leader_election_is_on_with_the_topology_timings[kube-controller-manager]",
-                           "test_leader_election_is_on_with_the_topology_timings[kube-scheduler]"},
-    "lb-no-health-check": {"test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver"},
+                           "test_leader_election_is_on_with_the_topology_timings[kube-scheduler]"} | LEASE_OBJECTIVES,
+    "lb-no-health-check": {"test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver"} | LB_OBJECTIVES,
     "loose-keys": {"test_private_keys_and_kubeconfigs_are_mode_0600"},
     "etcd-clients-blocked": {"test_the_etcd_client_port_is_reachable_from_every_controller"},
     "phantom-etcd-member": {"test_etcd_members_are_exactly_the_etcd_hosts"},
+    # the objective twins' settings are named before any fault runs
+    "slow-restart": {f"test_the_restart_back_off_promises_the_time_to_healthy_objective[{c}]"
+                     for c in ("etcd", "kube-apiserver", "kube-scheduler")},
+    "slow-leases": LEASE_OBJECTIVES,
+    "lb-slow-checks": LB_OBJECTIVES,
+    "etcd-slow-election": {"test_the_etcd_timings_promise_the_leader_change_and_write_stall_objectives"},
 }
 
 

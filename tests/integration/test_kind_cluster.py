@@ -274,7 +274,7 @@ def test_conformance_on_kind_fails_exactly_the_two_invariants_kubeadms_layout_br
     assert "lists ['https://127.0.0.1:2379'], not every member" in output, output[-4000:]
     assert "anonymous GET /version on control-plane answered 200" in output, output[-4000:]
     summary = output.splitlines()[-1]
-    assert "2 failed" in summary and "7 passed" in summary and "2 skipped" in summary, output[-4000:]
+    assert "2 failed" in summary and "15 passed" in summary and "2 skipped" in summary, output[-4000:]
 
 
 def _kubelet_answers(address: str) -> bool:

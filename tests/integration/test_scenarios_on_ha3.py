@@ -28,7 +28,7 @@ def run_main_job(tmp_path: Path, selection: list[str], suites: set[str]) -> subp
     gate.yaml's policy narrowed to `suites`."""
     junit = tmp_path / "histories" / "junit.xml"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", *selection, f"--run-dir={tmp_path / 'run'}",
+        [sys.executable, "-m", "pytest", *selection, "--policy", str(ROOT / "gate.yaml"), f"--run-dir={tmp_path / 'run'}",
          f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q"],
         cwd=ROOT, capture_output=True, text=True, timeout=2300)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]

@@ -12,8 +12,8 @@ from harness.report.results import ResultsError, history_slug, load_results
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def write_run(directory: Path, cases: dict[str, tuple[str, dict]]) -> Path:
-    """cases: nodeid -> (outcome, {checker: (status, figures)})"""
+def write_run(directory: Path, cases: dict[str, tuple[str, dict]], measures: dict[str, list[dict]] | None = None) -> Path:
+    """cases: nodeid -> (outcome, {checker: (status, figures)}); measures: nodeid -> measure records"""
     directory.mkdir(parents=True, exist_ok=True)
     rows = []
     for nodeid, (outcome, verdicts) in cases.items():
@@ -25,65 +25,118 @@ def write_run(directory: Path, cases: dict[str, tuple[str, dict]]) -> Path:
             for checker, (status, figures) in verdicts.items():
                 history.write(json.dumps({"kind": "event", "t": 1.0, "type": "verdict", "checker": checker,
                                           "status": status, "explanation": "", "figures": figures}) + "\n")
+            for record in (measures or {}).get(nodeid, []):
+                history.write(json.dumps({"kind": "event", "t": 1.0, "type": "measure", **record}) + "\n")
     (directory / "junit.xml").write_text(f'<testsuites><testsuite>{"".join(rows)}</testsuite></testsuites>')
     return directory
 
 
 POLICY = Policy(required_suites=["etcd", "self_healing"])
+ETCD = "scenarios/etcd/test_etcd_quorum.py::test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes"
+HEALING = "scenarios/self_healing/test_self_healing.py::test_a_killed_component_comes_back[etcd]"
 GOOD = {
-    "scenarios/etcd/test_etcd_quorum.py::test_a": ("passed", {"durability": ("pass", {"lost": 0})}),
-    "scenarios/self_healing/test_self_healing.py::test_b[etcd]": (
-        "passed", {"availability": ("pass", {"availability_pct": 100.0, "longest_outage_s": 0.0})}),
+    ETCD: ("passed", {"durability": ("pass", {"lost": 0})}),
+    HEALING: ("passed", {"availability": ("pass", {"availability_pct": 100.0, "longest_outage_s": 0.0})}),
+}
+MEASURED = {
+    ETCD: [{"name": "etcd_leader_change_s", "value": 1.4, "bound": 3.5}, {"name": "lost_writes", "value": 0}],
+    HEALING: [{"name": "time_to_healthy_s", "subject": "etcd", "value": 1.6, "bound": 16.0},
+              {"name": "availability_pct", "value": 100.0}, {"name": "lost_writes", "value": 0}],
 }
 
 
+def measured(**changes) -> dict:
+    """MEASURED with some figures changed: {"<nodeid>|<name>": value}."""
+    copy = {nodeid: [dict(m) for m in records] for nodeid, records in MEASURED.items()}
+    for key, value in changes.items():
+        nodeid, name = key.split("|")
+        for record in copy[nodeid]:
+            if record["name"] == name:
+                record["value"] = value
+    return copy
+
+
 def test_a_clean_run_is_promoted(tmp_path):
-    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD)))
+    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD, MEASURED)))
     assert result.decision is Decision.PROMOTE and {r.verdict for r in result.rows} == {"ok"}
+    row = next(r for r in result.rows if r.measure == "time_to_healthy_s[etcd]")
+    assert (row.figure, row.objective, row.bound) == ("1.6", "36", "16")  # figure, objective, configuration
 
 
 def test_a_failed_required_scenario_blocks(tmp_path):
     cases = dict(GOOD)
-    cases["scenarios/etcd/test_etcd_quorum.py::test_a"] = ("failed", {"durability": ("fail", {"lost": 3})})
-    result = evaluate(POLICY, load_results(write_run(tmp_path, cases)))
+    cases[ETCD] = ("failed", {"durability": ("fail", {"lost": 3})})
+    result = evaluate(POLICY, load_results(write_run(tmp_path, cases, measured(**{f"{ETCD}|lost_writes": 3}))))
     assert result.decision is Decision.BLOCK
-    assert any("3 acknowledged writes lost" in reason for reason in result.reasons)
+    assert any("lost_writes: 3, the objective is at most 0" in reason for reason in result.reasons)
 
 
-def test_a_figure_beyond_the_policy_blocks_even_if_the_test_passed(tmp_path):
-    cases = dict(GOOD)
-    cases["scenarios/self_healing/test_self_healing.py::test_b[etcd]"] = (
-        "passed", {"availability": ("pass", {"availability_pct": 99.0})})
-    assert evaluate(POLICY, load_results(write_run(tmp_path, cases))).decision is Decision.BLOCK
+def test_a_figure_that_misses_its_objective_blocks_though_its_configuration_allows_it(tmp_path):
+    slow = measured(**{f"{HEALING}|time_to_healthy_s": 95.0})
+    slow[HEALING][0]["bound"] = 110.0  # a 90 s restart back-off: consistent with itself, too slow for the user
+    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD, slow)))
+    assert result.decision is Decision.BLOCK
+    assert "time_to_healthy_s[etcd]: 95.00 s, the objective is at most 36.00 s; its configuration promises " \
+           "110.00 s: misses the objective" in result.reasons[0]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["nan", "inf"])
+def test_a_figure_that_is_not_a_number_cannot_be_judged(tmp_path, value):
+    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD, measured(**{f"{HEALING}|availability_pct": value}))))
+    assert result.decision is Decision.UNJUDGED
+
+
+def test_a_scenario_that_ran_without_recording_its_figures_cannot_be_judged(tmp_path):
+    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD)))  # passed, and no measure in the Histories
+    assert result.decision is Decision.UNJUDGED
+    assert any("recorded no etcd_leader_change_s" in reason for reason in result.reasons)
 
 
 def test_a_missing_required_suite_or_an_unknown_verdict_cannot_be_judged(tmp_path):
     only_etcd = {k: v for k, v in GOOD.items() if "etcd_quorum" in k}
-    assert evaluate(POLICY, load_results(write_run(tmp_path / "a", only_etcd))).decision is Decision.UNJUDGED
+    assert evaluate(POLICY, load_results(write_run(tmp_path / "a", only_etcd, MEASURED))).decision is Decision.UNJUDGED
     cases = dict(GOOD)
-    cases["scenarios/etcd/test_etcd_quorum.py::test_a"] = ("passed", {"durability": ("unknown", {})})
-    assert evaluate(POLICY, load_results(write_run(tmp_path / "b", cases))).decision is Decision.UNJUDGED
+    cases[ETCD] = ("passed", {"durability": ("unknown", {})})
+    assert evaluate(POLICY, load_results(write_run(tmp_path / "b", cases, MEASURED))).decision is Decision.UNJUDGED
+
+
+@pytest.mark.parametrize("line", ['[1, 2]', '{"type": "measure", "name": "lease_failover_s", "value": "slow"}',
+                                  '{"type": "verdict", "status": "pass"}', "not json"], ids=["list", "string",
+                                                                                             "no-checker", "text"])
+def test_a_malformed_history_line_cannot_be_judged_and_never_crashes(tmp_path, line):
+    directory = write_run(tmp_path, GOOD, MEASURED)
+    with (directory / f"{history_slug(ETCD)}.jsonl").open("a") as history:
+        history.write(line + "\n")
+    result = evaluate(POLICY, load_results(directory))
+    assert result.decision is Decision.UNJUDGED
 
 
 def test_a_known_failure_is_allowed_until_it_expires(tmp_path):
     cases = dict(GOOD)
-    cases["scenarios/etcd/test_etcd_quorum.py::test_a"] = ("failed", {})
-    results = load_results(write_run(tmp_path, cases))
+    cases[ETCD] = ("failed", {})
+    results = load_results(write_run(tmp_path, cases, MEASURED))
     policy = Policy(required_suites=["etcd", "self_healing"], known_failures=[
-        {"test": "scenarios/etcd/", "until": "2026-12-31", "reason": "ticket 42"}])
-    assert evaluate(policy, results, today=datetime.date(2026, 12, 1)).decision is Decision.PROMOTE
-    late = evaluate(policy, results, today=datetime.date(2027, 1, 1))
+        {"test": ETCD, "until": datetime.date.today() + datetime.timedelta(days=30), "reason": "ticket 42"}])
+    assert evaluate(policy, results).decision is Decision.PROMOTE
+    late = evaluate(policy, results, today=datetime.date.today() + datetime.timedelta(days=31))
     assert late.decision is Decision.BLOCK and "expired" in late.reasons[0]
 
 
+@pytest.mark.parametrize("entry, says", [
+    ({"test": "scenarios/etcd/", "until": "2026-12-01", "reason": "r"}, "is not one test's node id"),
+    ({"test": ETCD, "until": "2099-01-01", "reason": "r"}, "days away"),
+], ids=["prefix", "far"])
+def test_a_known_failure_names_one_test_and_a_date_at_most_90_days_away(entry, says):
+    with pytest.raises(ValueError, match=says):
+        Policy(required_suites=["etcd"], known_failures=[entry])
+
+
 def test_a_regression_against_the_baseline_blocks(tmp_path):
-    before = load_results(write_run(tmp_path / "before", GOOD))
-    worse = dict(GOOD)
-    worse["scenarios/self_healing/test_self_healing.py::test_b[etcd]"] = (
-        "passed", {"availability": ("pass", {"availability_pct": 99.6, "longest_outage_s": 4.0})})
-    result = evaluate(POLICY, load_results(write_run(tmp_path / "after", worse)), baseline=before)
+    before = load_results(write_run(tmp_path / "before", GOOD, MEASURED))
+    worse = measured(**{f"{HEALING}|time_to_healthy_s": 6.0})
+    result = evaluate(POLICY, load_results(write_run(tmp_path / "after", GOOD, worse)), baseline=before)
     assert result.decision is Decision.BLOCK and "regressed" in result.reasons[0]
-    same = evaluate(POLICY, load_results(write_run(tmp_path / "same", GOOD)), baseline=before)
+    same = evaluate(POLICY, load_results(write_run(tmp_path / "same", GOOD, MEASURED)), baseline=before)
     assert same.decision is Decision.PROMOTE
 
 
@@ -93,6 +146,9 @@ def test_invalid_policies_say_what_is_wrong(tmp_path):
     with pytest.raises(PolicyError) as info:
         Policy.load(path)
     assert "required_suites" in info.value.problem and "threshold: unknown key" in info.value.problem
+    path.write_bytes(b"required_suites: [etcd]\n# caf\xe9\n")
+    with pytest.raises(PolicyError, match="is not UTF-8"):
+        Policy.load(path)
     with pytest.raises(PolicyError, match="does not exist"):
         Policy.load(tmp_path / "nope.yaml")
 
@@ -110,7 +166,7 @@ def test_the_shipped_policy_is_valid():
 def test_cli_exit_codes_and_outputs(tmp_path, cases, code):
     policy = tmp_path / "policy.yaml"
     policy.write_text("required_suites: [etcd, self_healing]\n")
-    results = write_run(tmp_path / "run", cases) if cases else tmp_path / "empty"
+    results = write_run(tmp_path / "run", cases, MEASURED) if cases else tmp_path / "empty"
     results.mkdir(exist_ok=True)
     out = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", str(policy), "--results", str(results)],
                          capture_output=True, text=True, cwd=ROOT)

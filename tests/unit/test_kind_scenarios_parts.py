@@ -150,7 +150,13 @@ def test_the_conformance_checks_of_flags_and_endpoints_are_planned_on_kind_and_t
         "test_the_etcd_client_port_is_reachable_from_every_controller", "test_plain_http_to_the_etcd_client_port_is_refused",
         "test_every_apiserver_lists_every_etcd_member", "test_leader_election_is_on_with_the_topology_timings[kube-scheduler]",
         "test_leader_election_is_on_with_the_topology_timings[kube-controller-manager]",
-        "test_authorization_is_rbac_and_node", "test_anonymous_requests_are_refused_except_on_health_endpoints"}, plan[-1500:]
+        "test_authorization_is_rbac_and_node", "test_anonymous_requests_are_refused_except_on_health_endpoints",
+        *(f"test_the_restart_back_off_promises_the_time_to_healthy_objective[{c}]"
+          for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")),
+        *(f"test_the_lease_timings_promise_the_failover_and_give_up_objectives[{c}]"
+          for c in ("kube-controller-manager", "kube-scheduler")),
+        "test_the_load_balancers_checks_promise_the_detection_objectives",
+        "test_the_etcd_timings_promise_the_leader_change_and_write_stall_objectives"}, plan[-1500:]
     assert "2 skipped" in plan, plan[-1500:]
     assert "not on --backend kind: it needs run-files (the cluster's configuration files and keys are the ones " \
            "Quorum wrote in the run directory)" in plan, plan[-1500:]

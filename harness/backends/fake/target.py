@@ -20,7 +20,7 @@ from harness.run.state import RunState
 from harness.shell import CommandError
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole, Target, component_name
-from harness.topology import Component, Role, Topology, load_topology
+from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
 MODEL = "fake.json"
 
@@ -252,6 +252,9 @@ class FakeTarget(Target):
 
     def held_return_s(self, component: Component | str) -> float:
         return 1.0
+
+    def load_balancer_check(self) -> HealthCheck:
+        return self.topology.load_balancer.health_check
 
     def etcd_data_dir(self, host: str) -> str:
         return str(self.run_dir / "data" / host / "etcd")

@@ -30,9 +30,9 @@ from harness.pki import Pair
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, component_name
-from harness.thresholds import (kind_held_member_return_s, kind_partition_recovery_s, kind_whole_cluster_after_s,
-                                static_pod_restart_budget_s)
-from harness.topology import Component
+from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, kind_held_member_return_s,
+                                kind_partition_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
+from harness.topology import Component, HealthCheck
 
 ROLE_LABEL = "io.x-k8s.kind.role"
 ROLES = {HostRole.CONTROLLER: "control-plane", HostRole.ETCD: "control-plane", HostRole.WORKER: "worker"}
@@ -279,6 +279,12 @@ class KindTarget(Target):
 
     def held_return_s(self, component: Component | str) -> float:
         return kind_held_member_return_s()
+
+    def load_balancer_check(self) -> HealthCheck | None:
+        """kind's Envoy health check (copied by the HAProxy stand-in), unless a twin removed it."""
+        if self.topology.defects.lb_without_health_checks:
+            return None
+        return HealthCheck(interval_s=KIND_LB_INTERVAL_S, timeout_s=KIND_LB_TIMEOUT_S, fall=KIND_LB_FALL, rise=1)
 
     # ---- network and nodes ---------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, component_name
 from harness.thresholds import restart_budget_s
 from harness.toolchain.install import Toolchain
-from harness.topology import Component, Role, Topology, load_topology
+from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
 TERM_GRACE_S = 2.0  # kube-apiserver drains in-flight requests for up to a minute on SIGTERM; a fault must not wait
 
@@ -287,6 +287,10 @@ class ProcessTarget(Target):
 
     def held_return_s(self, component: Component | str) -> float:
         return self.restart_budget_s(component)
+
+    def load_balancer_check(self) -> HealthCheck | None:
+        check = self.topology.load_balancer.health_check
+        return check if self.topology.load_balancer_host is not None and check.enabled else None
 
     # ---- network -------------------------------------------------------------------------------
 

@@ -1,0 +1,79 @@
+"""The promotion policy (gate.yaml): the suites that must have run, the objectives every measured figure must
+meet (harness/objectives/policy.py), the failures known and allowed for a while, the baseline tolerance."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.errors import QuorumError
+from harness.objectives.policy import Objectives
+
+KNOWN_FAILURE_MAX_DAYS = 90  # an allowance is a ticket with a date, not a way to switch a check off
+
+
+class PolicyError(QuorumError):
+    """The gate policy file is invalid."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class KnownFailure(Strict):
+    test: str = Field(min_length=1, description="one scenario's node id")
+    until: datetime.date
+    reason: str = Field(min_length=1)
+
+    @field_validator("test")
+    @classmethod
+    def one_test(cls, test: str) -> str:
+        if "::" not in test or any(c in test for c in "*?"):
+            raise ValueError(f"{test!r} is not one test's node id: name it as scenarios/<suite>/test_x.py::test_y")
+        return test
+
+    @field_validator("until")
+    @classmethod
+    def soon(cls, until: datetime.date) -> datetime.date:
+        latest = datetime.date.today() + datetime.timedelta(days=KNOWN_FAILURE_MAX_DAYS)
+        if until > latest:
+            raise ValueError(f"{until} is more than {KNOWN_FAILURE_MAX_DAYS} days away: allow it until {latest} "
+                             "at the latest, and renew it then if it still fails")
+        return until
+
+
+class Policy(Strict):
+    required_suites: list[str] = Field(min_length=1)
+    objectives: Objectives = Objectives()
+    known_failures: list[KnownFailure] = Field(default_factory=list)
+    baseline_tolerance_pct: float = Field(10.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def no_thresholds(cls, data: object) -> object:
+        if isinstance(data, dict) and "thresholds" in data:
+            raise ValueError("`thresholds` is gone: what each figure must be is under `objectives` (docs/gate.md "
+                             "lists them: availability_pct, lease_failover_s, lost_writes, ...)")
+        return data
+
+    @classmethod
+    def load(cls, path: Path) -> "Policy":
+        if not path.is_file():
+            raise PolicyError(f"policy file {path} does not exist", "give --policy gate.yaml (see docs/gate.md)")
+        try:
+            return cls.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except UnicodeDecodeError as error:
+            raise PolicyError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})",
+                              f"save {path} as UTF-8") from None
+        except yaml.YAMLError as error:
+            raise PolicyError(f"{path} is not valid YAML: {error}", f"fix the YAML in {path}") from None
+        except ValidationError as error:
+            lines = []
+            for problem in error.errors():
+                where = ".".join(str(p) for p in problem["loc"]) or "(top level)"
+                text = "unknown key" if problem["type"] == "extra_forbidden" else problem["msg"]
+                lines.append(f"  - {where}: {text}")
+            raise PolicyError(f"{path} is invalid:\n" + "\n".join(lines), "see docs/gate.md for every key") from None

@@ -1,0 +1,107 @@
+"""The objectives: what the user needs each measured property to be, in the promotion policy (gate.yaml,
+`objectives:`). Each default follows from upstream defaults and published SLOs (shared ANCHORS.md, copied with
+their sources into docs/gate.md), never from the cluster under test; SOURCES says where each comes from."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from harness import thresholds as t
+from harness.objectives.catalog import COMPONENTS, MEASURES, SLO_CLASSES
+from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
+
+WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
+
+
+def _default_time_to_healthy() -> dict[str, float]:
+    return {c: round(t.KUBELET_RELIST_S + 2 * t.KUBELET_CRASH_BACKOFF_S + t.STARTUP_ALLOWANCE_S[Component(c)], 1)
+            for c in COMPONENTS}
+
+
+def _default_restore_s() -> float:
+    return round(t.STARTUP_ALLOWANCE_S[Component.ETCD] + t.STARTUP_ALLOWANCE_S[Component.APISERVER]
+                 + t.leader_failover_bound_s(LeaderElection()) + HealthCheck().interval_s * HealthCheck().rise, 1)
+
+
+SOURCES = {
+    "time_to_healthy_s": "the kubelet's defaults for a crashed static pod (relist 1 s, crash back-off 10 s, "
+                         "20 s for one that crashed before within 10 min) + the component's start-up allowance "
+                         "(harness/thresholds.py: about 3x the measured start-up)",
+    "lease_failover_s": "the upstream leader-election defaults 15/10/2 s: lease + 2 x 2.2 x retry (client-go's "
+                        "jitter) + 0.5 s observation (ANCHORS: lease + retry, about 17 s, without the jitter)",
+    "lease_give_up_s": "the upstream renew deadline 10 s + one jittered retry (2.2 x 2 s) + 0.5 s observation",
+    "lb_detection_s": "HAProxy's default checks (inter 2 s, fall 3, timeout 2 s; ANCHORS): a check in flight, "
+                      "then fall failing checks that may hang up to 2 s, + 0.5 s observation",
+    "lb_detection_hung_s": "the same HAProxy defaults: a hung apiserver makes each failing check last its timeout",
+    "etcd_leader_change_s": "etcd's default election timeout 1000 ms (ANCHORS): 3 election timeouts (one split "
+                            "vote) + 0.5 s observation",
+    "etcd_write_stall_s": "the etcd leader change objective + one client request timeout (the writer's 2 s)",
+    "availability_pct": "ClusterLoader2's API availability threshold (ANCHORS: 99.5 %)",
+    "lost_writes": "acknowledged writes must never be lost (ANCHORS: etcd's robustness tests, Jepsen)",
+    "api_p99_s": "the SIG Scalability SLOs (ANCHORS): mutating and single-object reads p99 <= 1 s, "
+                 "namespace LISTs <= 5 s, cluster LISTs <= 30 s",
+    "nodes_not_ready": "no healthy node may be taken for dead (KEP-589: heartbeats every 10 s, grace 40-50 s)",
+    "power_loss_recovery_s": "a node's boot (20 s) + etcd's and the apiserver's start-up allowances + the "
+                             "kubelet's status period (10 s) + one LB check (2 s), harness/thresholds.py",
+    "snapshot_restore_s": "etcd's and the apiserver's start-up allowances + a lease failover (24.3 s) + the "
+                          "LB's rise checks (2 x 2 s)",
+}
+
+
+class Objectives(BaseModel):
+    """Each field is the objective for the measure of the same name (harness/objectives/catalog.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    time_to_healthy_s: dict[str, float] = Field(default_factory=_default_time_to_healthy)
+    lease_failover_s: float = Field(round(t.leader_failover_bound_s(LeaderElection()), 1), gt=0)
+    lease_give_up_s: float = Field(round(t.leader_give_up_bound_s(LeaderElection()), 1), gt=0)
+    lb_detection_s: float = Field(round(t.lb_detection_bound_s(HealthCheck()), 1), gt=0)
+    lb_detection_hung_s: float = Field(round(t.lb_detection_bound_s(HealthCheck(), hang_s=HealthCheck().timeout_s), 1),
+                                       gt=0)
+    etcd_leader_change_s: float = Field(t.etcd_leader_change_bound_s(EtcdSettings()), gt=0)
+    etcd_write_stall_s: float = Field(t.etcd_leader_change_bound_s(EtcdSettings()) + WRITER_TIMEOUT_S, gt=0)
+    availability_pct: float = Field(t.AVAILABILITY_PCT, ge=0, le=100)
+    lost_writes: int = Field(0, ge=0)
+    api_p99_s: dict[str, float] = Field(default_factory=lambda: {
+        "mutating": t.SLO_MUTATING_S, "get": t.SLO_GET_S, "list_namespace": t.SLO_LIST_NAMESPACE_S,
+        "list_cluster": t.SLO_LIST_CLUSTER_S})
+    nodes_not_ready: int = Field(0, ge=0)
+    power_loss_recovery_s: float = Field(t.kind_power_loss_recovery_s(), gt=0)
+    snapshot_restore_s: float = Field(default_factory=_default_restore_s, gt=0)
+
+    @field_validator("time_to_healthy_s", "api_p99_s")
+    @classmethod
+    def known_subjects(cls, value: dict[str, float], info) -> dict[str, float]:
+        known = COMPONENTS if info.field_name == "time_to_healthy_s" else SLO_CLASSES
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"unknown {unknown}; name some of {', '.join(known)}")
+        if any(not v > 0 for v in value.values()):
+            raise ValueError("every value must be positive")
+        defaults = _default_time_to_healthy() if info.field_name == "time_to_healthy_s" else \
+            Objectives.model_fields["api_p99_s"].default_factory()
+        return {**defaults, **value}  # a policy may set some subjects; the others keep their defaults
+
+    def for_measure(self, name: str, subject: str | None = None) -> float | None:
+        """The objective for one measurement (None for a subject the policy does not know)."""
+        if name not in MEASURES:
+            raise KeyError(f"no objective for {name!r}; measures: {', '.join(MEASURES)}")
+        value = getattr(self, name)
+        if isinstance(value, dict):
+            return value.get(subject or "")
+        return float(value)
+
+
+_active: Objectives | None = None
+
+
+def set_active(objectives: Objectives | None) -> None:
+    """The objectives `pytest --policy` judges scenarios by (the plugin sets them once per session)."""
+    global _active
+    _active = objectives
+
+
+def active() -> Objectives:
+    """The session's objectives: the policy's, or the defaults when no --policy was given."""
+    return _active if _active is not None else Objectives()

@@ -1,0 +1,105 @@
+"""The objectives: every measure a scenario records has an objective and a source, every objective is measured by
+a scenario that exists, and a figure is judged against it the right way round."""
+
+import re
+import subprocess
+import sys
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+
+from harness.checkers.verdict import Status
+from harness.gate import Policy, PolicyError
+from harness.objectives.catalog import MEASURES
+from harness.objectives.judge import meets
+from harness.objectives.measurement import Measurement
+from harness.objectives.policy import SOURCES, Objectives
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def scenario_ids() -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "pytest", "scenarios", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "--history-dir", "/tmp/quorum-collect-only"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    ids = [line.strip() for line in out.stdout.splitlines() if "::" in line]
+    assert ids, out.stdout[-1500:] + out.stderr[-1500:]
+    return ids
+
+
+def test_every_measure_has_an_objective_and_a_source_and_every_objective_a_measure():
+    assert set(MEASURES) == set(Objectives.model_fields) == set(SOURCES)
+
+
+def test_every_measure_is_recorded_by_a_scenario_that_exists_and_every_recorded_name_is_a_measure():
+    ids = scenario_ids()
+    for name, spec in MEASURES.items():
+        for pattern in spec.scenarios:
+            assert any(fnmatchcase(i, pattern) for i in ids), f"{name}: no scenario matches {pattern}"
+    code = "\n".join(p.read_text() for p in [*(ROOT / "scenarios").rglob("*.py"), ROOT / "harness/checkers/slo.py"])
+    recorded = set(re.findall(r'(?:Measurement|from_verdict)\(\s*"([a-z0-9_]+)"', code))
+    assert recorded <= set(MEASURES), recorded - set(MEASURES)
+    assert recorded == set(MEASURES), f"measures no scenario records: {sorted(set(MEASURES) - recorded)}"
+
+
+def test_the_defaults_follow_from_upstream_defaults_and_slos():
+    defaults = Objectives()
+    assert (defaults.lease_failover_s, defaults.lease_give_up_s) == (24.3, 14.9)  # 15/10/2 s with client-go jitter
+    assert (defaults.lb_detection_s, defaults.lb_detection_hung_s) == (14.5, 14.5)  # HAProxy inter 2 s, fall 3
+    assert (defaults.etcd_leader_change_s, defaults.etcd_write_stall_s) == (3.5, 5.5)  # election timeout 1000 ms
+    assert (defaults.availability_pct, defaults.lost_writes, defaults.nodes_not_ready) == (99.5, 0, 0)
+    assert defaults.api_p99_s == {"mutating": 1.0, "get": 1.0, "list_namespace": 5.0, "list_cluster": 30.0}
+    # the kubelet's relist 1 s + two crash back-off steps (10 s, 20 s) + the start-up allowance
+    assert defaults.time_to_healthy_s == {"etcd": 36.0, "kube-apiserver": 51.0, "kube-controller-manager": 41.0,
+                                          "kube-scheduler": 41.0}
+
+
+@pytest.mark.parametrize("measurement, status", [
+    (Measurement("lease_failover_s", 17.1, bound=24.3), Status.PASS),
+    (Measurement("lease_failover_s", 61.0, bound=82.5), Status.FAIL),
+    (Measurement("lease_failover_s", None), Status.FAIL),
+    (Measurement("availability_pct", 99.7), Status.PASS),
+    (Measurement("availability_pct", 99.4), Status.FAIL),
+    (Measurement("time_to_healthy_s", 95.0, "kube-scheduler", bound=110.0), Status.FAIL),
+    (Measurement("lost_writes", 0), Status.PASS),
+    (Measurement("lost_writes", 1), Status.FAIL),
+], ids=["fast", "slow-but-configured", "never", "available", "unavailable", "slow-restart", "none-lost", "lost"])
+def test_a_figure_is_judged_against_its_objective_not_its_configuration(measurement, status):
+    verdict = meets(measurement, Objectives())
+    assert verdict.status is status, verdict.explain()
+    if status is Status.FAIL and measurement.value is not None:
+        assert "misses the objective" in verdict.explanation
+
+
+def test_a_measure_kept_per_subject_needs_a_known_subject():
+    with pytest.raises(ValueError, match="kept per"):
+        Measurement("time_to_healthy_s", 3.0)
+    with pytest.raises(KeyError, match="no measure 'failover.failover_s'"):
+        Measurement("failover.failover_s", 3.0)
+
+
+def test_a_policy_sets_some_objectives_and_keeps_the_other_defaults(tmp_path):
+    path = tmp_path / "gate.yaml"
+    path.write_text("required_suites: [etcd]\nobjectives:\n  time_to_healthy_s: {kube-scheduler: 10}\n"
+                    "  etcd_leader_change_s: 2\n")
+    objectives = Policy.load(path).objectives
+    assert objectives.time_to_healthy_s["kube-scheduler"] == 10 and objectives.time_to_healthy_s["etcd"] == 36.0
+    assert objectives.etcd_leader_change_s == 2 and objectives.lease_failover_s == 24.3
+    path.write_text("required_suites: [etcd]\nobjectives:\n  time_to_healthy_s: {kube-proxy: 10}\n")
+    with pytest.raises(PolicyError, match=r"unknown \['kube-proxy'\]"):
+        Policy.load(path)
+    path.write_text("required_suites: [etcd]\nthresholds: {availability_pct: 99}\n")
+    with pytest.raises(PolicyError, match="`thresholds` is gone"):
+        Policy.load(path)
+
+
+def test_docs_gate_lists_every_objective_with_its_default_and_source():
+    text = (ROOT / "docs" / "gate.md").read_text()
+    defaults = Objectives()
+    for name in MEASURES:
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{name}` |")), None)
+        assert row is not None, f"docs/gate.md has no row for {name}"
+        value = getattr(defaults, name)
+        shown = ", ".join(f"{k} {v:g}" for k, v in value.items()) if isinstance(value, dict) else f"{value:g}"
+        assert f"| {shown} |" in row, f"{name}: docs/gate.md does not show the default {shown}: {row}"
