@@ -18,7 +18,7 @@ from harness.toolchain.versions import KUBERNETES_DEFAULT
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)  # a message is one line however long: CI logs and tests read it
 
 
 @click.group()
@@ -138,8 +138,15 @@ def up(topology: Path, run_dir: Path | None, timeout: float | None, backend: str
 @cli.command()
 @click.argument("cluster", required=False)
 @click.option("--all", "everything", is_flag=True, help="remove every run and every leftover of crashed runs")
-def down(cluster: str | None, everything: bool) -> None:
+@click.option("--force", is_flag=True, help="even a run a live session (pytest, a bench) is using")
+def down(cluster: str | None, everything: bool, force: bool) -> None:
     """Remove a cluster: its hosts, processes, network, firewall rules, keys and state."""
+    from harness.run.owner import refuse_if_owned
+    from harness.run.state import registered_runs
+
+    runs = registered_runs().values() if everything else [find_run(cluster)]
+    for run_dir in runs if not force else []:
+        refuse_if_owned(run_dir, "quorum down")
     removed = registry.down_all() if everything else registry.down(find_run(cluster))
     for item in removed:
         console.print(f"removed {item}", highlight=False, markup=False)
@@ -214,21 +221,46 @@ def kubeconfig(cluster: str | None) -> None:
 
 @cli.command()
 @click.argument("cluster", required=False)
-def heal(cluster: str | None) -> None:
-    """Heal faults left by a harness that was killed: journaled faults, rules, shaping, paused processes."""
+@click.option("--force", is_flag=True, help="even a run a live session (pytest, a bench) is using")
+def heal(cluster: str | None, force: bool) -> None:
+    """Heal faults left by a harness that was killed: journaled faults, rules, shaping, paused processes.
+    Every run and every fault is tried; exit 1 names each that could not be healed. A run a live session
+    owns is left to it (its faults are its own, healed when it ends) unless --force."""
     from harness.backends.common import require_root
     from harness.faults.sweep import heal_cluster
+    from harness.run.owner import owner_of, refuse_if_owned
     from harness.run.state import registered_runs
 
     require_root("heal")
-    run_dirs = [find_run(cluster)] if cluster else [
-        d for d in registered_runs().values() if (d / "state.json").exists()]
+    if cluster:
+        run_dirs = [find_run(cluster)]
+        if not force:
+            refuse_if_owned(run_dirs[0], "quorum heal")
+    else:
+        run_dirs = []
+        for run_dir in (d for d in registered_runs().values() if (d / "state.json").exists()):
+            live = None if force else owner_of(run_dir)
+            if live is not None:
+                console.print(f"{run_dir}: left alone, in use by {live.describe()}", highlight=False, markup=False)
+            else:
+                run_dirs.append(run_dir)
+    failed = []
     for run_dir in run_dirs:
-        c = registry.open_target(run_dir)
-        done = heal_cluster(c)
-        console.print(f"{c.name}: " + ("; ".join(done) if done else "nothing to heal"), highlight=False, markup=False)
+        try:
+            c = registry.open_target(run_dir)
+            report = heal_cluster(c)
+        except Exception as error:  # noqa: BLE001 - one broken run must not keep the others from being healed
+            failed.append(f"{run_dir}: {error}")
+            continue
+        console.print(f"{c.name}: " + ("; ".join(report.healed) if report.healed else "nothing to heal"),
+                      highlight=False, markup=False)
+        failed += [f"{c.name}: {problem}" for problem in report.failed]
     if not run_dirs:
-        console.print("no cluster is running; nothing to heal")
+        console.print("no cluster to heal")
+    for problem in failed:
+        errors.print(f"not healed: {problem}", highlight=False, markup=False)
+    if failed:
+        sys.exit(1)
 
 
 @cli.command()
@@ -296,9 +328,12 @@ def report(results: Path, output: Path, histories: Path) -> None:
 
 
 def main() -> None:
+    from harness.faults.signals import interrupt_on_signals
+
+    interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: a half-built cluster is torn down
     try:
         cli(standalone_mode=False)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         errors.print("aborted")
         sys.exit(130)
     except click.ClickException as error:

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import QuorumError, TopologyError
+from harness.validation import checked_flags
 from harness.toolchain.versions import KUBERNETES_DEFAULT, kubernetes_version
 
 QUORUM_RANGE = ipaddress.ip_network("10.213.0.0/16")  # every Quorum subnet lies inside; guarded by an unreachable route
@@ -36,7 +37,10 @@ class Component(str, Enum):
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # no inf/nan: a topology's numbers become timings and rates in config files and command lines
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
 
 
 class Host(Strict):
@@ -76,6 +80,11 @@ class EtcdSettings(Strict):
 
 class ApiserverSettings(Strict):
     extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to every apiserver")
+
+    @field_validator("extra_flags")
+    @classmethod
+    def safe_flags(cls, flags: dict[str, str]) -> dict[str, str]:
+        return checked_flags(flags)
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
     port: int = Field(6443, ge=1, le=65535)
     anonymous_health_only: bool = Field(True, description="anonymous requests only on /livez, /readyz, /healthz")
@@ -84,12 +93,17 @@ class ApiserverSettings(Strict):
 class ControllerManagerSettings(Strict):
     extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to every controller-manager")
 
+    @field_validator("extra_flags")
+    @classmethod
+    def safe_flags(cls, flags: dict[str, str]) -> dict[str, str]:
+        return checked_flags(flags)
+
 
 class LeaderElection(Strict):
     enabled: bool = True
-    lease_duration_s: float = Field(15.0, gt=0)
-    renew_deadline_s: float = Field(10.0, gt=0)
-    retry_period_s: float = Field(2.0, gt=0)
+    lease_duration_s: float = Field(15.0, ge=1, le=3600)
+    renew_deadline_s: float = Field(10.0, ge=0.5, le=3600)
+    retry_period_s: float = Field(2.0, ge=0.1, le=600)
 
     @model_validator(mode="after")
     def ordered(self) -> "LeaderElection":
@@ -108,11 +122,12 @@ class LeaderElection(Strict):
 
 class HealthCheck(Strict):
     enabled: bool = True
-    path: str = Field("/readyz", pattern=r"^/")
-    interval_s: float = Field(2.0, gt=0)
-    fall: int = Field(3, ge=1)
-    rise: int = Field(2, ge=1)
-    timeout_s: float = Field(2.0, gt=0)
+    # rendered into haproxy.cfg: a URL path and nothing else (no spaces, no line breaks)
+    path: str = Field("/readyz", pattern=r"^/[A-Za-z0-9._~/-]{0,100}$")
+    interval_s: float = Field(2.0, ge=0.1, le=300)
+    fall: int = Field(3, ge=1, le=100)
+    rise: int = Field(2, ge=1, le=100)
+    timeout_s: float = Field(2.0, ge=0.1, le=300)
     shutdown_sessions: bool = Field(True, description="close connections to a backend marked down")
 
     @property
@@ -130,8 +145,15 @@ class LoadBalancer(Strict):
 
 class RestartPolicy(Strict):
     policy: Literal["always", "never"] = "always"
-    backoff_s: float = Field(1.0, ge=0, description="first restart delay; doubles up to max_backoff_s")
-    max_backoff_s: float = Field(10.0, ge=0)
+    backoff_s: float = Field(1.0, ge=0, le=3600, description="first restart delay; doubles up to max_backoff_s")
+    max_backoff_s: float = Field(10.0, ge=0, le=3600)
+
+    @model_validator(mode="after")
+    def ordered(self) -> "RestartPolicy":
+        if self.max_backoff_s < self.backoff_s:
+            raise ValueError(f"max_backoff_s ({self.max_backoff_s}) is less than backoff_s ({self.backoff_s}); fix: "
+                             "make max_backoff_s at least backoff_s (the back-off doubles from one up to the other)")
+        return self
 
 
 class HollowNodes(Strict):

@@ -107,8 +107,10 @@ def check_network(target: Target) -> None:
     assert target.heal_network(first, tag) == 0
     if Capability.SHAPE in target.capabilities():
         try:
-            target.shape(first, 40000.0)
-            assert target.restore_link(first) is True
+            target.shape(first, 40000.0, tag=f"{tag}a")
+            target.shape(first, 30000.0, tag=f"{tag}b")  # a second fault's shaping replaces the first's
+            assert target.restore_link(first, tag=f"{tag}a") is False, "an undo removed a later fault's shaping"
+            assert target.restore_link(first, tag=f"{tag}b") is True
         finally:
             target.restore_link(first)
         assert target.restore_link(first) is False

@@ -25,15 +25,31 @@ def default_run_dir(name: str) -> Path:
     return Path("reports") / "clusters" / name
 
 
+MARKER = ".quorum-run"  # what makes a directory a Quorum run directory: a teardown deletes only in one of those
+
+
+def check_run_dir(run_dir: Path) -> None:
+    """A run directory must be new, empty, or one Quorum made: a failed start and `quorum down` delete what a run
+    writes there (data, config, pki), which must never be someone's own files (`--run-dir ~`)."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ClusterError(f"{run_dir} is a file, not a directory", "give --run-dir a new or empty directory")
+    ours = {MARKER, "owner.lock", "owner.json"}  # a session claims a run directory before it builds there
+    if run_dir.is_dir() and any(p.name not in ours for p in run_dir.iterdir()) and not (run_dir / MARKER).exists():
+        raise ClusterError(f"{run_dir} is not empty and not a Quorum run directory: Quorum would write and later "
+                           "delete data, config and pki there", "give --run-dir a new or empty directory")
+
+
 def start_run(topology_file: Path, run_dir: Path, name: str, backend: str, components: list[str] = ()) -> RunState:  # type: ignore[assignment]
     """A new run directory (0700) with the topology copied in, its state saved and registered before anything
     exists on the machine, so that a teardown after a crash finds everything the run made."""
+    check_run_dir(run_dir)
     if (run_dir / "state.json").exists():
         old = RunState.load(run_dir)
         raise ClusterError(f"{run_dir} already holds cluster {old.name} (run {old.run_id}, {old.status})",
                            f"quorum down {run_dir}   (or `quorum down --all` for every leftover)")
     run_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(run_dir, 0o700)
+    (run_dir / MARKER).touch()
     shutil.copyfile(topology_file, run_dir / "topology.yaml")
     state = RunState(run_id=secrets.token_hex(3), name=name, backend=backend, run_dir=str(run_dir),
                      components=list(components))

@@ -53,12 +53,15 @@ RUN_DATA = ("pki", "data", "snapshots", "config", "components", "admin.kubeconfi
 
 def down(run_dir: Path, keep_logs: bool = True) -> list[str]:
     """Remove one run: its backend's teardown, then its registration, keys and data. Idempotent."""
-    from harness.backends.common import require_root
+    from harness.backends.common import MARKER, require_root
 
     require_root("down")
     run_dir = Path(run_dir).resolve()
     if not (run_dir / "state.json").exists():
         return []
+    if not (run_dir / MARKER).exists():
+        raise ClusterError(f"{run_dir} holds a state.json but is not a Quorum run directory (no {MARKER}): "
+                           "nothing there is deleted", "remove the run's leftovers by hand, or `quorum down --all`")
     state = RunState.load(run_dir)
     state.status = "stopping"
     state.save()

@@ -7,7 +7,9 @@ Conformance judges what runs, not what a spec or a manifest meant to run: the pr
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterable
+from pathlib import Path
 
 from harness.errors import ClusterError
 
@@ -33,3 +35,18 @@ def go_duration_s(text: str) -> float:
         raise ClusterError(f"{text!r} is not a Go duration", "a component flag holding a duration is written like "
                            "15s, 1500ms or 1m30s; fix the topology or manifest that set it")
     return sum(float(number) * _SECONDS[unit] for number, unit in parts)
+
+
+_HELP_FLAG = re.compile(r"^\s+(?:-\w, )?(--[a-z0-9][a-z0-9-]*)", re.MULTILINE)
+
+
+def known_flags(binary: Path) -> set[str]:
+    """The flags a component binary takes, from its own --help (cached next to nothing: --help takes a second)."""
+    result = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
+    return set(_HELP_FLAG.findall(result.stdout + result.stderr))
+
+
+def unknown_extra_flags(binary: Path, flags: Iterable[str]) -> list[str]:
+    """The flags of `flags` that `binary` does not take (a typo would only show as a crash-looping component)."""
+    known = known_flags(binary)
+    return sorted(flag for flag in flags if flag not in known)

@@ -1,9 +1,10 @@
 """Faults: each one small class with available/plan/act/undo written against the Target protocol; one family per
 file (component, network, node, etcd). A new fault is one file (docs/design.md)."""
 
-from harness.faults.base import Fault, Nemesis, heal_leftovers
+from harness.faults.base import Fault, Nemesis
 from harness.faults.component import Kill, ModifyFlags, Pause, Stop
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
+from harness.faults.sweep import heal_leftovers
 from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart

@@ -1,8 +1,8 @@
-"""The fault interface, the journal of injected faults, and the Nemesis that injects and always heals.
+"""The fault interface and the Nemesis that injects and always heals.
 
-Every fault is journaled (run_dir/faults.jsonl) *before* it acts, with everything needed to undo it,
-so `quorum heal` can reconstruct and heal the faults of a harness that was killed with SIGKILL.
-heal() is idempotent and safe when inject() never ran or only half ran.
+Every fault is journaled (run_dir/faults.jsonl, harness/faults/journal.py) *before* it acts, with everything
+needed to undo it, so `quorum heal` can reconstruct and heal the faults of a harness that was killed with
+SIGKILL. undo() is idempotent and safe when act() never ran or only half ran.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
-import signal
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.errors import FaultError
+from harness.faults.journal import Journal
+from harness.faults.signals import deferred_signals
 from harness.history import History
 from harness.target.capabilities import Capability
 from harness.target.protocol import Target
@@ -74,42 +74,17 @@ class Fault:
 
     @staticmethod
     def from_record(record: dict[str, Any]) -> "Fault":
-        cls = REGISTRY[record["name"]]
-        return cls(**record["params"], id=record["id"], captured=record.get("captured", {}))
-
-
-class Journal:
-    """run_dir/faults.jsonl: 'begin' before a fault acts, 'healed' after it is undone."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self.path = Path(run_dir) / "faults.jsonl"
-        self._lock = threading.Lock()
-
-    def _append(self, record: dict[str, Any]) -> None:
-        with self._lock, self.path.open("a") as handle:
-            handle.write(json.dumps({**record, "wall": time.time()}) + "\n")
-
-    def begin(self, fault: Fault) -> None:
-        self._append({"state": "begin", **fault.to_record()})
-
-    def healed(self, fault: Fault) -> None:
-        self._append({"state": "healed", "id": fault.id})
-
-    def active(self) -> list[dict[str, Any]]:
-        """Faults begun and not healed, oldest first."""
-        if not self.path.exists():
-            return []
-        begun: dict[str, dict[str, Any]] = {}
-        for line in self.path.read_text().splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if record.get("state") == "begin":
-                begun[record["id"]] = record
-            elif record.get("state") == "healed":
-                begun.pop(record["id"], None)
-        return list(begun.values())
+        """The fault a journal record describes; FaultError naming what is wrong with a record that cannot be one
+        (an unknown fault name, say of a fault renamed since, or parameters it does not take)."""
+        name = record.get("name")
+        if name not in REGISTRY:
+            raise FaultError(f"the journal names a fault {name!r} this Quorum does not know",
+                             f"heal it by hand (the record: {json.dumps(record)[:300]}), then quorum heal again")
+        try:
+            return REGISTRY[name](**record["params"], id=str(record["id"]), captured=dict(record.get("captured") or {}))
+        except (KeyError, TypeError, ValueError) as error:
+            raise FaultError(f"the journal's {name} record cannot be rebuilt: {error}",
+                             f"heal it by hand (the record: {json.dumps(record)[:300]})") from None
 
 
 class Nemesis:
@@ -168,13 +143,15 @@ class Nemesis:
             self.history.event("fault.end", id=fault.id, name=fault.name)
 
     def heal_all(self) -> list[str]:
-        """Heal every active fault, newest first; keep going if one heal fails, then report it."""
+        """Heal every active fault, newest first; keep going if one heal fails, then report it. Signals that would
+        stop the harness wait until the heal is done (harness/faults/signals.py)."""
         problems = []
-        for fault in reversed(list(self.active)):
-            try:
-                self.heal(fault)
-            except Exception as error:  # noqa: BLE001 - the other faults must still be healed
-                problems.append(f"{fault.describe()}: {error}")
+        with deferred_signals():
+            for fault in reversed(list(self.active)):
+                try:
+                    self.heal(fault)
+                except Exception as error:  # noqa: BLE001 - the other faults must still be healed
+                    problems.append(f"{fault.describe()}: {error}")
         return problems
 
     @contextlib.contextmanager
@@ -185,37 +162,3 @@ class Nemesis:
             yield fault
         finally:
             self.heal(fault)
-
-
-@contextlib.contextmanager
-def heal_on_signals(nemesis: Nemesis) -> Iterator[None]:
-    """SIGTERM and SIGINT heal active faults: both become KeyboardInterrupt so finally blocks run. SIGINT is
-    handled explicitly too: a process started in the background by a non-interactive shell (`cmd &` in a CI
-    script) inherits SIGINT ignored, so Python's own KeyboardInterrupt handler is not installed there (seen:
-    `kill -INT` left a partition and a paused scheduler in place for 10 minutes)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_signal(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        nemesis.heal_all()
-
-
-def heal_leftovers(cluster: Target) -> list[str]:
-    """Heal faults journaled by a harness that died (what `quorum heal` does for each run)."""
-    journal = Journal(cluster.run_dir)
-    healed = []
-    for record in journal.active():
-        fault = Fault.from_record(record)
-        fault.undo(cluster)
-        journal.healed(fault)
-        healed.append(fault.describe())
-    return healed

@@ -126,10 +126,11 @@ class RemoveMember(Fault):
         self.captured["member_id"] = str(member)
 
     def act(self, target: Target) -> None:
-        # stopped first, so that nothing restarts the member that etcd is about to remove (it would exit again)
-        _stop_member(target, self.host)
+        # removed while it runs (etcd refuses a removal the remaining members could not survive, and says so), then
+        # stopped and held: a removed member exits by itself, and restarted meanwhile it would only exit again
         _reconfigure(target, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]},
                      applied=lambda: not _peer_listed(target, self.host))
+        _stop_member(target, self.host)
 
     def undo(self, target: Target) -> None:
         if _member_id(target, self.host) is not None and target.pid(ETCD, self.host) and _healthy(target, self.host):

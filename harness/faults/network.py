@@ -118,10 +118,10 @@ class Bandwidth(Fault):
             raise FaultError(f"rate {self.rate_mbit} Mbit/s must be positive")
 
     def act(self, target: Target) -> None:
-        target.shape(self.host, self.rate_mbit, burst_kb=self.burst_kb, latency_ms=self.latency_ms)
+        target.shape(self.host, self.rate_mbit, burst_kb=self.burst_kb, latency_ms=self.latency_ms, tag=self.id)
 
     def undo(self, target: Target) -> None:
-        target.restore_link(self.host)
+        target.restore_link(self.host, tag=self.id)  # only its own shaping: a later fault's stays until its undo
 
 
 @functools.lru_cache(maxsize=1)
@@ -156,8 +156,8 @@ class Latency(Fault):
         _known(target, [self.host])
 
     def act(self, target: Target) -> None:
-        target.delay(self.host, self.delay_ms, self.jitter_ms)
+        target.delay(self.host, self.delay_ms, self.jitter_ms, tag=self.id)
 
     def undo(self, target: Target) -> None:
-        target.restore_link(self.host)
+        target.restore_link(self.host, tag=self.id)
 

@@ -8,10 +8,41 @@ overridden components, stopped processes, held manifests).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from harness.errors import QuorumError
-from harness.faults.base import heal_leftovers
+from harness.faults.base import Fault
+from harness.faults.journal import Journal
 from harness.target.capabilities import Capability
 from harness.target.protocol import Target
+
+
+@dataclass
+class HealReport:
+    healed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def heal_leftovers(target: "Target") -> HealReport:
+    """Heal faults journaled by a harness that died (what `quorum heal` does for each run): every entry is tried,
+    whatever happens to the others, and every one that could not be healed is reported with why."""
+    journal = Journal(target.run_dir)
+    active, unreadable = journal.read()
+    report = HealReport(failed=list(unreadable))
+    for record in reversed(active):  # newest first, as the Nemesis heals
+        try:
+            fault = Fault.from_record(record)
+        except QuorumError as error:
+            report.failed.append(error.problem)
+            continue
+        try:
+            fault.undo(target)
+        except Exception as error:  # noqa: BLE001 - the other faults must still be healed
+            report.failed.append(f"{fault.describe()}: {error}")
+            continue
+        journal.healed(fault)
+        report.healed.append(fault.describe())
+    return report
 
 
 def sweep(target: Target) -> list[str]:
@@ -27,5 +58,13 @@ def sweep(target: Target) -> list[str]:
     return done + target.sweep()
 
 
-def heal_cluster(target: Target) -> list[str]:
-    return [f"healed {d}" for d in heal_leftovers(target)] + sweep(target)
+def heal_cluster(target: Target) -> HealReport:
+    """The journal's faults, then the sweep (which runs whatever the journal's heals did); what was healed and
+    what could not be."""
+    report = heal_leftovers(target)
+    report.healed = [f"healed {d}" for d in report.healed]
+    try:
+        report.healed += sweep(target)
+    except QuorumError as error:
+        report.failed.append(f"the sweep stopped: {error}")
+    return report

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.errors import ClusterError
+from harness.net import shaping
 from harness.shell import CommandError, run
 from harness.topology import QUORUM_RANGE, bridge_address
 
@@ -185,9 +186,9 @@ def host_link(netns: str) -> str:
 
 
 def shape(netns: str, rate_mbit: float, burst_kb: int = 256, latency_ms: int = 50) -> None:
-    """Limit what a host sends on its link with a token bucket filter."""
-    run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", host_link(netns), "root", "tbf", "rate",
-         f"{rate_mbit}mbit", "burst", f"{burst_kb}kb", "latency", f"{latency_ms}ms"])
+    """The topology's own limit on what a host sends on its link (a token bucket filter, the baseline's handle)."""
+    run(["ip", "netns", "exec", netns, *shaping.tbf(host_link(netns), rate_mbit, burst_kb=burst_kb,
+                                                    latency_ms=latency_ms)])
 
 
 class RunNetwork:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import QuorumError
-from harness.net import firewall
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
+from harness.target.network import InHostNetwork
 from harness.topology import Component
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(ABC):
+class Target(InHostNetwork, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)
@@ -295,49 +295,6 @@ class Target(ABC):
     @abstractmethod
     def link(self, host: str) -> str:
         """The host's network interface (what shaping and packet loss act on)."""
-
-    def drop(self, host: str, *, sources: list[str] = (), destinations: list[str] = (), tag: str) -> None:  # type: ignore[assignment]
-        """Inside `host`, drop packets from the hosts `sources` and to the hosts `destinations`; rules tagged."""
-        self.require(Capability.NETWORK)
-        for source in sources:
-            firewall.add(self._run(host), "INPUT", ["-s", self._address_of(source)], tag)
-        for destination in destinations:
-            firewall.add(self._run(host), "OUTPUT", ["-d", self._address_of(destination)], tag)
-
-    def drop_at_random(self, host: str, probability: float, *, tag: str) -> None:
-        """Drop a random fraction of the packets on the host's link, both directions."""
-        self.require(Capability.NETWORK)
-        link = self.link(host)
-        firewall.add(self._run(host), "INPUT", ["-i", link, *firewall.random(probability)], tag)
-        firewall.add(self._run(host), "OUTPUT", ["-o", link, *firewall.random(probability)], tag)
-
-    def heal_network(self, host: str, tag: str | None = None) -> int:
-        """Remove the rules tagged `tag` (every Quorum fault's rules if None) inside `host`; how many."""
-        return firewall.remove(self._run(host), tag)
-
-    @abstractmethod
-    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
-        """Limit what `host` sends on its link (tbf)."""
-
-    def delay(self, host: str, delay_ms: int, jitter_ms: int = 0) -> None:
-        """Delay what `host` sends on its link (netem, where the kernel has it)."""
-        self.require(Capability.SHAPE)
-        argv = ["tc", "qdisc", "replace", "dev", self.link(host), "root", "netem", "delay", f"{int(delay_ms)}ms"]
-        self.exec(host, argv + ([f"{int(jitter_ms)}ms"] if jitter_ms else []))
-
-    @abstractmethod
-    def restore_link(self, host: str) -> bool:
-        """Back to the cluster's own link (what healthy means on this target); whether anything changed."""
-
-    def _run(self, host: str):
-        return lambda argv, check=True: self.exec(host, argv, check=check)
-
-    def _address_of(self, host: str) -> str:
-        address = self.address(host)
-        if address is None:
-            raise KeyError(f"host {host!r} has no address (down, or not a host of {self.name}); "
-                           f"hosts: {', '.join(self.hosts())}")
-        return address
 
     # ---- whole hosts (Capability.NODE_POWER, NODE_DISCONNECT) ------------------------------------
 

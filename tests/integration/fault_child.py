@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.backends.process.target import ProcessTarget
 from harness.faults import Nemesis, Partition, Pause
-from harness.faults.base import heal_on_signals
+from harness.faults.signals import heal_on_signals
 
 cluster = ProcessTarget(Path(sys.argv[1]))
 nemesis = Nemesis(cluster)

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def selected(suite: str, select, tmp_path: Path) -> set[str]:
     """The scenario node ids a twin case runs."""
     if isinstance(select, tuple):
-        return {f"{suite}::{name}" for name in select}
+        return {name if "::" in name else f"{suite}::{name}" for name in select}
     out = subprocess.run([sys.executable, "-m", "pytest", suite, "-k", select, "--collect-only", "-q",
                           "-p", "no:cacheprovider", "--history-dir", str(tmp_path)],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -102,3 +102,14 @@ def test_a_network_lock_held_too_long_is_an_error_that_says_how_to_find_the_hold
     assert "held Quorum's network lock" in info.value.problem and "fuser -v" in info.value.fix
     with netns.network_lock(timeout_s=0.3):  # released by its holder: taken at once
         pass
+
+
+def test_a_run_dir_that_holds_someone_elses_files_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(common.os, "geteuid", lambda: 0)
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "thesis.tex").write_text("years of work")
+    with pytest.raises(ClusterError) as info:
+        registry.get("process").up(CLUSTERS / "single.yaml", home)
+    assert "is not empty and not a Quorum run directory" in info.value.problem and "new or empty" in info.value.fix
+    assert sorted(p.name for p in home.iterdir()) == ["data"] and (home / "data" / "thesis.tex").exists()

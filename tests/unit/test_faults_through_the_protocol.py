@@ -9,7 +9,9 @@ import pytest
 from harness.backends.fake.target import FakeTarget
 from harness.errors import FaultError
 from harness.faults import base, network
-from harness.faults.base import REGISTRY, Journal, Nemesis, heal_leftovers
+from harness.faults.base import REGISTRY, Nemesis
+from harness.faults.journal import Journal
+from harness.faults.sweep import heal_leftovers
 from harness.faults.component import Kill, ModifyFlags, Pause, Stop
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
 from harness.faults.lease import IsolateLeaseHolder
@@ -45,8 +47,8 @@ def test_a_fault_is_healed_from_its_journal_by_a_fresh_target(fake, monkeypatch,
     assert fake.problems() or fault.name in ("kill", "node-restart"), f"{fault.describe()} changed nothing"
     # the harness dies here: a new process opens the run directory and heals what the journal says is active
     fresh = FakeTarget(fake.run_dir)
-    healed = heal_leftovers(fresh)
-    assert healed == [fault.describe()]
+    report = heal_leftovers(fresh)
+    assert report.healed == [fault.describe()] and report.failed == []
     assert fresh.problems() == []
     assert Journal(fake.run_dir).active() == []
     after = fresh.model()

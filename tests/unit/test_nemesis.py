@@ -22,7 +22,7 @@ def test_nemesis_labels_and_steps_name_the_fault_and_its_target(fake):
 
     nemesis = Nemesis(cluster, History(), step=Step, label=lambda name, value: labels.append((name, value)))
     with nemesis.fault(Bandwidth(host="c2", rate_mbit=10)):
-        assert fake.model()["hosts"]["c2"]["link"] == 10
+        assert fake.model()["hosts"]["c2"]["link"][0] == "tbf 10"
     assert ("fault", "bandwidth") in labels and ("component", "c2") in labels
     assert steps[0].startswith("inject bandwidth(host=c2") and steps[1].startswith("heal ")
     assert [e.type for e in nemesis.history.events_of()] == ["fault.start", "fault.end"]

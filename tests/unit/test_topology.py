@@ -181,3 +181,31 @@ def test_hollow_pod_addresses_stay_inside_the_guarded_range():
     data = variant(hollow_nodes={"count": 1, "pod_cidr": "10.0.0.0/16"},
                    hosts=[*HA3["hosts"], {"name": "n1", "roles": ["nodes"]}])
     assert "hollow_nodes.pod_cidr 10.0.0.0/16 must lie inside 10.213.0.0/16" in problem(data)
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"load_balancer": {"health_check": {"path": "/readyz\n server evil 8.8.8.8:443"}}}, "load_balancer.health_check.path"),
+    ({"apiserver": {"extra_flags": {"--audit-log-path": "/etc/cron.d/x"}}}, "--audit-log-path is not for a topology"),
+    ({"apiserver": {"extra_flags": {"--v": "2\n--anonymous-auth=true"}}}, "value must be one line"),
+    ({"apiserver": {"extra_flags": {"v 2": "x"}}}, "is not a flag name"),
+    ({"leader_election": {"lease_duration_s": float("inf")}}, "leader_election.lease_duration_s"),
+    ({"restart": {"etcd": {"backoff_s": 5, "max_backoff_s": 1}}}, "max_backoff_s (1.0) is less than backoff_s"),
+    ({"load_balancer": {"health_check": {"interval_s": 1e-9}}}, "load_balancer.health_check.interval_s"),
+], ids=["path-injection", "host-writing-flag", "flag-value-newline", "flag-name", "inf", "backoff-order", "tiny"])
+def test_a_topology_value_that_would_reach_a_config_file_or_command_line_unchecked_is_refused(tmp_path, change, says):
+    import yaml
+
+    from harness.errors import TopologyError
+    from harness.topology import load_topology
+
+    data = yaml.safe_load((Path(__file__).resolve().parents[2] / "clusters" / "ha3.yaml").read_text())
+    for key, value in change.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) and key != "restart" else value
+        if key == "load_balancer":
+            data[key] = {**data[key], "health_check": {**data["load_balancer"]["health_check"],
+                                                        **value["health_check"]}}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(TopologyError) as error:
+        load_topology(path)
+    assert says in error.value.problem

@@ -10,7 +10,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from harness.backends.common import default_run_dir
+from harness.backends.common import MARKER, check_run_dir, default_run_dir
 from harness.backends.fake.target import MODEL, FakeTarget
 from harness.errors import ClusterError
 from harness.run.state import RunState
@@ -34,8 +34,10 @@ class FakeBackend(Backend):
         run_dir = (run_dir or default_run_dir(topology.name)).resolve()
         if (run_dir / "state.json").exists():
             raise ClusterError(f"{run_dir} already holds a cluster", f"quorum down {run_dir}")
+        check_run_dir(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(run_dir, 0o700)
+        (run_dir / MARKER).touch()
         shutil.copyfile(topology_file, run_dir / "topology.yaml")
         RunState(run_id=secrets.token_hex(3), name=topology.name, backend=self.name, run_dir=str(run_dir),
                  status="ready").save()

@@ -289,19 +289,22 @@ class FakeTarget(Target):
             model["hosts"][host]["rules"] = kept
             return len(rules) - len(kept)
 
-    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
+    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50,
+              tag: str | None = None) -> None:
         with self.changing() as model:
-            model["hosts"][host]["link"] = rate_mbit
+            model["hosts"][host]["link"] = [f"tbf {rate_mbit}", tag]
 
-    def delay(self, host: str, delay_ms: int, jitter_ms: int = 0) -> None:
+    def delay(self, host: str, delay_ms: int, jitter_ms: int = 0, *, tag: str | None = None) -> None:
         with self.changing() as model:
-            model["hosts"][host]["link"] = f"netem {delay_ms}ms {jitter_ms}ms"
+            model["hosts"][host]["link"] = [f"netem {delay_ms}ms {jitter_ms}ms", tag]
 
-    def restore_link(self, host: str) -> bool:
+    def restore_link(self, host: str, tag: str | None = None) -> bool:
         with self.changing() as model:
-            changed = model["hosts"][host]["link"] != self.topology.network.link_rate_mbit
+            link = model["hosts"][host]["link"]
+            if link == self.topology.network.link_rate_mbit or (tag is not None and link[1] != tag):
+                return False
             model["hosts"][host]["link"] = self.topology.network.link_rate_mbit
-            return changed
+            return True
 
     def _power(self, hosts: list[str], power: str) -> None:
         with self.changing() as model:

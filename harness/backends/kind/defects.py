@@ -6,6 +6,7 @@ import yaml
 
 from harness.backends.docker.engine import client
 from harness.backends.kind.static_pods import MANIFESTS, STATIC_PODS
+from harness.net import shaping
 
 LB_CDS = "/home/envoy/cds.yaml"  # where kind writes its load balancer's apiservers (and their health check)
 
@@ -39,7 +40,6 @@ def apply(cluster) -> list[str]:
     if cluster.topology.defects.worker_link_mbit:
         rate = cluster.topology.defects.worker_link_mbit
         for node in cluster.hosts("worker"):
-            cluster.exec(node, ["tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", f"{rate}mbit",
-                                "burst", "512kb", "latency", "50ms"])
+            cluster.exec(node, shaping.tbf("eth0", rate, burst_kb=512))  # the baseline's handle: it stays
         done.append(f"every worker's link throttled to {rate} Mbit/s")
     return done

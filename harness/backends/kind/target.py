@@ -297,19 +297,11 @@ class KindTarget(Target):
     def link(self, host: str) -> str:
         return "eth0"  # kind's nodes have one interface on the cluster network
 
-    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
-        self.exec(host, ["tc", "qdisc", "replace", "dev", self.link(host), "root", "tbf", "rate", f"{float(rate_mbit)}mbit",
-                         "burst", f"{int(burst_kb)}kb", "latency", f"{int(latency_ms)}ms"])
-
-    def restore_link(self, host: str) -> bool:
-        """kind's nodes have unshaped links, except a twin's throttled workers (its defect stays)."""
+    def baseline_link_mbit(self, host: str) -> float | None:
+        """kind's nodes have unshaped links, but a twin's throttled workers (its defect stays)."""
         if self.topology.defects.worker_link_mbit and host in self.hosts(HostRole.WORKER):
-            return False
-        qdisc = self.exec(host, ["tc", "qdisc", "show", "dev", self.link(host), "root"], check=False)
-        if " tbf " in f" {qdisc} " or " netem " in f" {qdisc} ":
-            self.exec(host, ["tc", "qdisc", "del", "dev", self.link(host), "root"], check=False)
-            return True
-        return False
+            return float(self.topology.defects.worker_link_mbit)
+        return None
 
     def power_off(self, hosts: list[str]) -> None:
         power.power_off(self, hosts)

@@ -23,7 +23,8 @@ from harness.backends.process import defects
 from harness.backends.process.supervisor import KeeperSpec
 from harness.backends.process.target import ProcessTarget, layout_for
 from harness.components import ComponentSpec, binaries_for, specs_for
-from harness.errors import ClusterError, ToolchainError
+from harness.components.flags import unknown_extra_flags
+from harness.errors import ClusterError, ToolchainError, TopologyError
 from harness.load import hollow
 from harness.net import netns
 from harness.pki import write_kubeconfig
@@ -78,6 +79,7 @@ def build(topology_file: Path, run_dir: Path | None, say: Say, timeout_s: float 
     run_dir = (run_dir or default_run_dir(topology.name)).resolve()
     layout = layout_for(topology, run_dir)
     _require_binaries(layout, binaries_for(topology))
+    _require_known_flags(topology, layout)
     specs = specs_for(layout)
     started = time.monotonic()
     state = start_run(topology_file, run_dir, topology.name, backend, [spec.id for spec in specs])
@@ -126,6 +128,17 @@ def _require_binaries(layout, names: list[str]) -> None:
     if missing:
         fix = max((e.fix for e in missing), key=len)  # the one with --kubernetes, if a Kubernetes binary is missing
         raise ToolchainError("; ".join(e.problem for e in missing), fix)
+
+
+def _require_known_flags(topology: Topology, layout) -> None:
+    """Every extra flag is one the built binary takes: refused before anything starts, not found later as a
+    crash-looping component."""
+    for binary, flags in (("kube-apiserver", topology.apiserver.extra_flags),
+                          ("kube-controller-manager", topology.controller_manager.extra_flags)):
+        unknown = unknown_extra_flags(layout.binary(binary), flags) if flags else []
+        if unknown:
+            raise TopologyError(f"{binary} {topology.kubernetes} takes no {', '.join(unknown)} (its --help lists "
+                                "every flag it takes)", f"fix the extra_flags of {binary} in the topology")
 
 
 def _write_pki(topology: Topology, layout) -> None:

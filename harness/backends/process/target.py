@@ -23,7 +23,7 @@ from harness.components import etcd as etcd_component
 from harness.components import haproxy as haproxy_component
 from harness.components.flags import parse_flags
 from harness.errors import ClusterError, FaultError
-from harness.net.netns import assert_local, host_link, netns_name, shape
+from harness.net.netns import assert_local, host_link, netns_name
 from harness.pki import Pair
 from harness.run.state import RunState
 from harness.shell import in_netns, run
@@ -300,22 +300,8 @@ class ProcessTarget(Target):
     def link(self, host: str) -> str:
         return host_link(self.netns(host))
 
-    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50) -> None:
-        shape(self.netns(host), rate_mbit, burst_kb, latency_ms)
-
-    def restore_link(self, host: str) -> bool:
-        """Unshaped, or the topology's own link_rate_mbit."""
-        def qdisc() -> str:
-            return self.exec(host, ["tc", "qdisc", "show", "dev", self.link(host), "root"], check=False)
-
-        before, baseline = qdisc(), self.topology.network.link_rate_mbit
-        if baseline:
-            shape(self.netns(host), baseline)  # `tc qdisc replace`: the same limit again changes nothing
-            return qdisc() != before
-        if " tbf " in f" {before} " or " netem " in f" {before} ":
-            self.exec(host, ["tc", "qdisc", "del", "dev", self.link(host), "root"], check=False)
-            return True
-        return False
+    def baseline_link_mbit(self, host: str) -> float | None:
+        return self.topology.network.link_rate_mbit
 
     # ---- health --------------------------------------------------------------------------------
 

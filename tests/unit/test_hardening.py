@@ -1,0 +1,159 @@
+"""Regression tests for what issue #26 found by hand, each named after what it guards: a heal that never stops
+half-way, signals that cannot cut a heal short, faults that undo only what they did, errors printed as text."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.faults import Bandwidth, Nemesis, Partition, Stop
+from harness.faults.base import Fault
+from harness.faults.journal import Journal
+from harness.faults.sweep import heal_cluster
+from harness.history import History
+from tests.unit.conftest import ROOT, fake_target
+
+
+def test_heal_goes_on_past_an_unknown_fault_a_record_without_an_id_and_an_undo_that_fails(fake, monkeypatch):
+    nemesis = Nemesis(fake, History())
+    nemesis.inject(Partition(side_a=["c1"], side_b=["c2"]))
+    nemesis.inject(Stop(component="kube-scheduler@c3"))
+    with Journal(fake.run_dir).path.open("a") as journal:
+        journal.write(json.dumps({"state": "begin", "id": "fold", "name": "renamed-fault", "params": {}}) + "\n")
+        journal.write(json.dumps({"state": "begin", "name": "kill", "params": {}}) + "\n")
+        journal.write('{"state": "begin", "id": "fcut", "na\n')  # a write cut short by a crash
+
+    def release(*args, **kwargs):
+        raise RuntimeError("the supervisor's control directory is gone")
+
+    monkeypatch.setattr(type(fake), "release", release)
+    report = heal_cluster(type(fake)(fake.run_dir))
+    assert report.healed[0] == "healed partition(side_a=['c1'], side_b=['c2'], symmetric=True)"
+    assert any("renamed-fault" in problem and "does not know" in problem for problem in report.failed)
+    assert any("is not a journal record" in problem for problem in report.failed)
+    assert any("is not JSON" in problem for problem in report.failed)
+    assert any(problem.startswith("stop(component=kube-scheduler@c3") and "control directory is gone" in problem
+               for problem in report.failed)
+    assert not fake.model()["hosts"]["c1"]["rules"], "the partition after the failures was healed too"
+
+
+def test_overlapping_bandwidth_faults_on_one_host_each_undo_only_their_own(fake):
+    nemesis = Nemesis(fake, History())
+    first = nemesis.inject(Bandwidth(host="c1", rate_mbit=100))
+    second = nemesis.inject(Bandwidth(host="c1", rate_mbit=10))
+    nemesis.heal(first)
+    assert fake.model()["hosts"]["c1"]["link"] == ["tbf 10", second.id], "the first undo removed the second's limit"
+    nemesis.heal(second)
+    assert fake.model()["hosts"]["c1"]["link"] is None
+
+
+@dataclass
+class SlowUndo(Fault):
+    """Test-only: an undo that takes a second, and says so in a file."""
+
+    name = "test-slow-undo"
+    destructive = False
+    log: str = ""
+
+    def act(self, target) -> None:
+        pass
+
+    def undo(self, target) -> None:
+        time.sleep(1.0)
+        with open(self.log, "a") as handle:
+            handle.write(f"{self.id}\n")
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from harness.faults import Nemesis
+from harness.faults.signals import heal_on_signals
+from tests.unit.conftest import fake_target
+from tests.unit.test_hardening import SlowUndo
+target = fake_target(Path({tmp!r}))
+nemesis = Nemesis(target)
+with heal_on_signals(nemesis):
+    for _ in range(3):
+        nemesis.inject(SlowUndo(log={log!r}))
+    print("READY", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_second_signal_during_the_heal_waits_until_every_fault_is_healed(tmp_path):
+    """Three faults whose undo takes 1 s each; SIGTERM, then SIGTERM again 1 s later (a CI cancel sends SIGINT, then
+    SIGTERM seconds later): all three are healed before the process stops."""
+    log = tmp_path / "healed.log"
+    child = subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT), tmp=str(tmp_path), log=str(log))],
+                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert child.stdout.readline().strip() == "READY"
+    child.send_signal(signal.SIGTERM)
+    time.sleep(1.0)
+    child.send_signal(signal.SIGTERM)
+    child.wait(30)
+    assert len(log.read_text().split()) == 3, "the second signal cut the heal short"
+    assert child.returncode != 0
+
+
+def test_quorum_heal_reports_what_it_could_not_heal_and_exits_1(tmp_path):
+    if os.geteuid() != 0:
+        return  # `quorum heal` needs root; CI runs as root
+    target = fake_target(tmp_path)
+    with Journal(target.run_dir).path.open("a") as journal:
+        journal.write(json.dumps({"state": "begin", "id": "fold", "name": "renamed-fault", "params": {}}) + "\n")
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "heal", str(target.run_dir)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "not healed: ha3: the journal names a fault 'renamed-fault'" in out.stderr
+
+
+def test_an_error_with_brackets_is_printed_as_text_not_markup(tmp_path):
+    policy = tmp_path / "gate.yaml"
+    policy.write_text("required_suites: [etcd\n  bad: [/etc/passwd]\n")
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", str(policy), "--results",
+                          str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "is not valid YAML" in out.stderr and "[/etc/passwd]" in out.stderr and "Traceback" not in out.stderr
+
+
+OWNER = """
+import sys, time
+sys.path.insert(0, {root!r})
+from harness.run import owner
+owner.claim({run!r})
+print("OWNED", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_run_a_live_session_owns_is_refused_to_another_and_freed_when_the_owner_dies(tmp_path):
+    import pytest
+
+    from harness.errors import ClusterError
+    from harness.run import owner
+
+    run = tmp_path / "run"
+    child = subprocess.Popen([sys.executable, "-c", OWNER.format(root=str(ROOT), run=str(run))], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "OWNED"
+        live = owner.owner_of(run)
+        assert live is not None and live.pid == child.pid
+        with pytest.raises(ClusterError) as refused:
+            owner.claim(run)
+        assert f"in use by pid {child.pid}" in refused.value.problem
+    finally:
+        child.send_signal(signal.SIGKILL)  # no chance to let go: the kernel drops its lock
+        child.wait(10)
+    assert owner.owner_of(run) is None
+    owner.claim(run)
+    try:
+        assert owner.owner_of(run) is None, "this process's own run is not someone else's"
+    finally:
+        owner.release(run)
