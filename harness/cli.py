@@ -122,7 +122,7 @@ def images_status() -> None:
 
 @cli.command()
 @click.argument("topology", default="clusters/ha3.yaml", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), help="default reports/clusters/<name>")
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), help="default ~/.cache/quorum/runs/<name> (keys stay out of reports/)")
 @click.option("--timeout", default=None, type=float, help="seconds to wait for readiness (default: the backend's)")
 @click.option("--backend", type=click.Choice(registry.public_names()), default="process", show_default=True,
               help="; ".join(f"{name}: {registry.get(name).summary}" for name in registry.public_names()))
@@ -289,9 +289,11 @@ def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None
     try:
         found = load_results(results)
         earlier = load_results(baseline) if baseline else None
+        verdict = evaluate(policy, found, earlier)
     except ResultsError as error:
         cannot_judge(error.problem, error.fix)
-    verdict = evaluate(policy, found, earlier)
+    except Exception as error:  # noqa: BLE001 - whatever breaks, the gate must not read as "block" (exit 1)
+        cannot_judge(f"the gate itself failed: {type(error).__name__}: {error}", "report this as a Quorum bug")
     table = Table("suite", "scenario", "outcome", "measure", "figure", "objective", "configuration", "verdict",
                   "reason", title=escape(f"gate: {results}"))
     colours = {"ok": "green", "block": "red", "unjudged": "yellow", "known failure": "blue"}

@@ -378,7 +378,10 @@ def read_topology_file(path: str | Path, example: str) -> object:
     if not path.is_file():
         raise TopologyError(f"topology file {path} does not exist", f"give a path such as {example}")
     try:
-        return yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise TopologyError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})",
+                            f"save {path} as UTF-8") from None
     except yaml.YAMLError as error:
         raise TopologyError(f"{path} is not valid YAML: {error}", f"fix the YAML syntax in {path}") from None
 

@@ -21,8 +21,11 @@ def require_root(action: str) -> None:
 
 
 def default_run_dir(name: str) -> Path:
-    """Where a topology named `name` runs unless told otherwise (every backend)."""
-    return Path("reports") / "clusters" / name
+    """Where a topology named `name` runs unless told otherwise (every backend): beside Quorum's cache, not under
+    reports/, which CI systems archive: a run directory holds the cluster's private keys and kubeconfigs."""
+    from harness.toolchain.cache import default_root
+
+    return default_root() / "runs" / name
 
 
 MARKER = ".quorum-run"  # what makes a directory a Quorum run directory: a teardown deletes only in one of those

@@ -7,8 +7,15 @@ import re
 _PATTERNS = [
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?-----END [A-Z0-9 ]+-----", re.S), "[redacted PEM block]"),
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*", re.S), "[redacted PEM block]"),  # truncated block
-    (re.compile(r"((?:client-key|client-certificate|certificate-authority)-data:\s*)\S+"), r"\1[redacted]"),
+    # kubeconfig data in YAML or JSON, and any base64 of a PEM block ("-----BEGIN" is LS0tLS1CRUdJTi)
+    (re.compile(r"((?:client-key|client-certificate|certificate-authority)-data[\"']?\s*:\s*[\"']?)[A-Za-z0-9+/=]+"),
+     r"\1[redacted]"),
+    (re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]*"), "[redacted base64 PEM]"),
     (re.compile(r"(?i)(authorization:\s*bearer\s+|bearer\s+)[A-Za-z0-9._\-]{8,}"), r"\1[redacted]"),
+    (re.compile(r"(?i)(authorization:\s*basic\s+)[A-Za-z0-9+/=]{4,}"), r"\1[redacted]"),
+    # YAML's unquoted `token: ...` / `password: ...` at the start of a line, and quoted passwords anywhere
+    (re.compile(r"(?im)^(\s*[\"']?(?:token|password|secret)[\"']?:\s+)(?!\[redacted)[^\s\"'#]{8,}"), r"\1[redacted]"),
+    (re.compile(r"(?i)(password[\"']?\s*[:=]\s*[\"'])[^\"']{4,}(?=[\"'])"), r"\1[redacted]"),
     # a token as a quoted value ("token": "...") or a flag (--token=..., --token ...); bare code such as
     # `token:e.tokens` in a report's JavaScript is not one
     (re.compile(r"(?i)(token[\"']?\s*[:=]\s*[\"'])[A-Za-z0-9._\-]{16,}(?=[\"'])"), r"\1[redacted]"),

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from harness.errors import ClusterError
+
 REGISTRY = Path(os.environ.get("QUORUM_REGISTRY", "/run/quorum/runs"))
 
 
@@ -56,7 +58,16 @@ class RunState(BaseModel):
 
     @classmethod
     def load(cls, run_dir: Path) -> "RunState":
-        return cls.model_validate_json((run_dir / "state.json").read_text())
+        """The run's state; ClusterError (one line, with the fix) when it is missing, cut short or not a state."""
+        path = Path(run_dir) / "state.json"
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            raise ClusterError(f"{run_dir} holds no run (no state.json)", "quorum status lists the runs") from None
+        except (ValueError, OSError) as error:  # pydantic's ValidationError is a ValueError
+            first = str(error).splitlines()[0][:200]
+            raise ClusterError(f"{path} is unreadable ({first}): the run's state was cut short or overwritten",
+                               "quorum down --all removes every run's leftovers, this one's included") from None
 
 
 def register(state: RunState) -> None:

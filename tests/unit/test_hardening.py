@@ -157,3 +157,30 @@ def test_a_run_a_live_session_owns_is_refused_to_another_and_freed_when_the_owne
         assert owner.owner_of(run) is None, "this process's own run is not someone else's"
     finally:
         owner.release(run)
+
+
+def test_a_state_file_cut_short_is_a_one_line_error_with_the_fix(tmp_path):
+    import pytest
+
+    from harness.errors import ClusterError
+    from harness.run.state import RunState
+
+    (tmp_path / "state.json").write_text('{"run_id": "abc", "na')
+    with pytest.raises(ClusterError) as error:
+        RunState.load(tmp_path)
+    assert "state.json is unreadable" in error.value.problem and "quorum down --all" in error.value.fix
+    (tmp_path / "state.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(ClusterError, match="unreadable"):
+        RunState.load(tmp_path)
+
+
+def test_a_topology_that_is_not_utf8_is_a_one_line_error(tmp_path):
+    import pytest
+
+    from harness.errors import TopologyError
+    from harness.topology import load_topology
+
+    path = tmp_path / "t.yaml"
+    path.write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(TopologyError, match="is not UTF-8 text"):
+        load_topology(path)
