@@ -124,7 +124,7 @@ class Target(InHostNetwork, ABC):
 
     @abstractmethod
     def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
-        """Run a command inside a host; its standard output. check: raise ClusterError when it fails."""
+        """Run a command inside a host; its standard output. check: raise a QuorumError when it fails."""
 
     def read_file(self, host: str, path: str) -> str:
         return self.exec(host, ["cat", path])
