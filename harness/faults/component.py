@@ -62,6 +62,7 @@ class Pause(ComponentFault):
 
     def plan(self, target: Target) -> None:
         self.captured["pid"] = self.running_pid(target)
+        self.captured["started"] = target.process_started(self.where()[1], self.captured["pid"])
 
     def act(self, target: Target) -> None:
         pid, (_, host) = self.captured["pid"], self.where()
@@ -70,8 +71,13 @@ class Pause(ComponentFault):
                  what=f"{self.component} to stop")
 
     def undo(self, target: Target) -> None:
-        if self.captured.get("pid") is not None:
-            target.signal(*self.where(), "SIGCONT", pid=self.captured["pid"])
+        pid = self.captured.get("pid")
+        if pid is None:
+            return
+        # only the process it paused: after a reboot the pid may name another process, which must not be touched
+        started = target.process_started(self.where()[1], pid)
+        if started is not None and started == self.captured.get("started", started):
+            target.signal(*self.where(), "SIGCONT", pid=pid)
 
 
 @dataclass

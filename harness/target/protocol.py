@@ -140,11 +140,19 @@ class Target(InHostNetwork, ABC):
 
     def process_state(self, host: str, pid: int) -> str | None:
         """The one-letter state of a process in `host` (R, S, T for stopped...), None if it is gone."""
-        stat = self.exec(host, ["cat", f"/proc/{pid}/stat"], check=False)
-        try:
-            return stat.rsplit(")", 1)[1].split()[0]
-        except IndexError:
-            return None
+        fields = self._stat(host, pid)
+        return fields[0] if fields else None
+
+    def process_started(self, host: str, pid: int) -> str | None:
+        """When the process `pid` in `host` started (clock ticks since boot: with the pid, it names one process
+        for good, where a pid alone may be reused after a reboot), None if it is gone."""
+        fields = self._stat(host, pid)
+        return fields[19] if len(fields) > 19 else None
+
+    def _stat(self, host: str, pid: int) -> list[str]:
+        """/proc/<pid>/stat after the command name: fields 3 onwards (proc(5))."""
+        stat = self.exec(host, ["cat", f"/proc/{int(pid)}/stat"], check=False)
+        return stat.rsplit(")", 1)[1].split() if ")" in stat else []
 
     # ---- clients -------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import yaml
 from harness.backends import registry
 from harness.backends.process.target import ProcessTarget
 from harness.net import netns
+from harness.run import owner
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTERS = ROOT / "clusters"
@@ -30,11 +31,14 @@ def _needs_root():
 
 @contextlib.contextmanager
 def running(topology: Path, run_dir: Path, backend: str = "process", **kwargs):
-    """A real cluster for the duration of the block, always torn down."""
+    """A real cluster for the duration of the block, owned by this test process (`quorum heal` elsewhere leaves it
+    alone), always torn down."""
+    owner.claim(run_dir)
     try:
         yield registry.get(backend).up(topology, run_dir, **kwargs)
     finally:
         registry.down(run_dir, keep_logs=True)
+        owner.release(run_dir)
 
 
 @pytest.fixture(scope="module")

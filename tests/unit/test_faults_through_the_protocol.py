@@ -62,10 +62,14 @@ def test_a_paused_process_is_continued_by_its_pid_and_a_successor_is_left_alone(
     fault = nemesis.inject(Pause(component="kube-scheduler@c1"))
     paused = fault.captured["pid"]
     assert fake.process_state("c1", paused) == "T"
-    with fake.changing() as model:  # restarted meanwhile by the cluster (a liveness probe, a supervisor)
-        model["components"]["kube-scheduler@c1"] |= {"pid": 9999, "state": "R"}
     nemesis.heal(fault)
     assert ["signal", "kube-scheduler@c1", "SIGCONT", paused] in fake.calls()
+    assert fake.process_state("c1", paused) == "R"
+    fault = nemesis.inject(Pause(component="kube-scheduler@c1"))
+    with fake.changing() as model:  # replaced meanwhile by the cluster (a liveness probe, a supervisor)
+        model["components"]["kube-scheduler@c1"] |= {"pid": 9999, "state": "R"}
+    nemesis.heal(fault)
+    assert not [c for c in fake.calls() if c[:3] == ["signal", "kube-scheduler@c1", "SIGCONT"] and c[3] == 9999]
     assert fake.pid("kube-scheduler", "c1") == 9999
 
 

@@ -174,3 +174,21 @@ def test_cli_exit_codes_and_outputs(tmp_path, cases, code):
     if code == 0:
         assert json.loads((results / "gate.json").read_text())["decision"] == "promote"
         assert "<testsuite" in (results / "gate-junit.xml").read_text()
+
+
+def test_without_results_the_newest_run_is_judged_even_when_it_died_before_its_junit(tmp_path):
+    """Never the previous run instead: the newest died mid-way, so there is nothing to promote."""
+    import os
+    import time
+
+    older = write_run(tmp_path / "reports" / "histories" / "20261125-100000", GOOD, MEASURED)
+    newest = tmp_path / "reports" / "histories" / "20261125-110000"
+    newest.mkdir()
+    (newest / "a-scenario.jsonl").write_text("")
+    os.utime(older, (time.time() - 60, time.time() - 60))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("required_suites: [etcd, self_healing]\n")
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", str(policy)], cwd=tmp_path,
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "no junit.xml in reports/histories/20261125-110000" in out.stderr

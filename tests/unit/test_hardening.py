@@ -10,6 +10,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from harness.errors import FaultError
 from harness.faults import Bandwidth, Nemesis, Partition, Stop
 from harness.faults.base import Fault
 from harness.faults.journal import Journal
@@ -133,8 +136,6 @@ time.sleep(60)
 
 
 def test_a_run_a_live_session_owns_is_refused_to_another_and_freed_when_the_owner_dies(tmp_path):
-    import pytest
-
     from harness.errors import ClusterError
     from harness.run import owner
 
@@ -160,8 +161,6 @@ def test_a_run_a_live_session_owns_is_refused_to_another_and_freed_when_the_owne
 
 
 def test_a_state_file_cut_short_is_a_one_line_error_with_the_fix(tmp_path):
-    import pytest
-
     from harness.errors import ClusterError
     from harness.run.state import RunState
 
@@ -175,8 +174,6 @@ def test_a_state_file_cut_short_is_a_one_line_error_with_the_fix(tmp_path):
 
 
 def test_a_topology_that_is_not_utf8_is_a_one_line_error(tmp_path):
-    import pytest
-
     from harness.errors import TopologyError
     from harness.topology import load_topology
 
@@ -184,3 +181,78 @@ def test_a_topology_that_is_not_utf8_is_a_one_line_error(tmp_path):
     path.write_bytes(b"name: caf\xe9\n")
     with pytest.raises(TopologyError, match="is not UTF-8 text"):
         load_topology(path)
+
+
+def test_a_heal_after_a_reboot_does_not_continue_another_process_that_got_the_paused_pid(fake):
+    from harness.faults import Pause
+
+    fault = Nemesis(fake, History()).inject(Pause(component="kube-scheduler@c1"))
+    pid = fault.captured["pid"]
+    with fake.changing() as model:  # the machine rebooted: the pid now names another process, started later
+        model["components"]["kube-scheduler@c1"] |= {"state": "T", "started": "a later start"}
+    report = heal_cluster(type(fake)(fake.run_dir))
+    assert report.healed[0].startswith("healed pause(component=kube-scheduler@c1")
+    assert ["signal", "kube-scheduler@c1", "SIGCONT", pid] not in fake.calls()
+
+
+def test_an_extra_flag_the_built_binary_does_not_take_is_refused_before_anything_starts(tmp_path):
+    from harness.components.flags import unknown_extra_flags
+
+    binary = tmp_path / "kube-apiserver"
+    binary.write_text("#!/bin/sh\ncat <<'EOF'\nGeneric flags:\n      --max-requests-inflight int   limit\n"
+                      "      --etcd-servers strings   list\n  -v, --v Level   verbosity\nEOF\n")
+    binary.chmod(0o755)
+    assert unknown_extra_flags(binary, ["--max-requests-inflight", "--v", "--max-reqests-inflight"]) == \
+        ["--max-reqests-inflight"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_anywhere_in_a_session_runs_its_teardowns(tmp_path, signum):
+    """Outside any fault window (here: in a test that only waits) a pytest session with Quorum's plugin unwinds on
+    SIGTERM and SIGHUP: session fixtures (the cluster pool, which takes clusters down) are torn down."""
+    mark = tmp_path / "mark"
+    child = subprocess.Popen([sys.executable, "-m", "pytest", "tests/data/signal_session/test_waits.py", "-s", "-q",
+                              "-p", "fixtures.plugin", "-c", "/dev/null", "--rootdir", str(ROOT),
+                              "--history-dir", str(tmp_path / "histories")],
+                             cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "QUORUM_TEST_MARK": str(mark)})
+    for line in child.stdout:
+        if "WAITING" in line:
+            break
+    child.send_signal(signum)
+    child.wait(30)
+    assert mark.read_text() == "torn down"
+
+
+def test_a_held_manifest_name_from_a_journal_is_checked_before_it_reaches_a_shell():
+    from harness.backends.kind import static_pods
+
+    with pytest.raises(KeyError, match="no static pod"):
+        static_pods.held_path('etcd"; rm -rf / #')
+    with pytest.raises(FaultError, match="is not one Quorum sends"):
+        static_pods.signal_name("SIGKILL; reboot")
+
+
+@pytest.mark.alone  # `quorum heal` without a name acts on every run of the machine the other lane has not claimed
+def test_quorum_heal_without_a_name_heals_every_run_it_can_past_one_it_cannot_read(tmp_path):
+    if os.geteuid() != 0:
+        return
+    from harness.run.state import RunState, register, unregister
+
+    good = fake_target(tmp_path / "good")
+    Nemesis(good, History()).inject(Partition(side_a=["c1"], side_b=["c2"]))
+    broken = tmp_path / "broken" / "run"
+    broken.mkdir(parents=True)
+    (broken / "state.json").write_text('{"run_id": "brkn01"')  # cut short
+    runs = [good.state, RunState(run_id="brkn01", name="broken", run_dir=str(broken))]
+    for state in runs:
+        register(state)
+    try:
+        out = subprocess.run([sys.executable, "-m", "harness.cli", "heal"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120)
+    finally:
+        for state in runs:
+            unregister(state.run_id)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "ha3: healed partition" in out.stdout
+    assert "not healed:" in out.stderr and "state.json is unreadable" in out.stderr
+    assert good.problems() == []

@@ -10,7 +10,12 @@ from harness.backends.kind.node_image import COREDNS_IMAGE, ETCD_IMAGE, _normali
 
 
 def _patch(config: dict, kind: str) -> dict:
-    return next(p for p in map(yaml.safe_load, config["kubeadmConfigPatches"]) if p["kind"] == kind)
+    """The kubeadm config patches of one kind, merged (kind applies them in order)."""
+    merged: dict = {}
+    for patch in map(yaml.safe_load, config["kubeadmConfigPatches"]):
+        if patch["kind"] == kind:
+            merged |= patch
+    return merged
 
 
 def test_the_config_has_the_asked_roles_and_the_offline_settings():
@@ -55,3 +60,24 @@ def test_inotify_limits_are_raised_to_kinds_minimums_and_never_lowered(tmp_path)
 def test_an_unreadable_inotify_limit_is_a_clear_error(tmp_path):
     with pytest.raises(ClusterError, match="cannot read fs.inotify.max_user_instances"):
         raise_inotify_limits(tmp_path)
+
+
+def test_kubeadms_layout_is_hardened_as_quorums_own_unless_a_twin_keeps_its_defaults(tmp_path):
+    """Every apiserver lists every etcd member (by node name) and serves anonymous clients the health endpoints
+    only, through the same structured authentication config as the process backend's apiservers."""
+    from harness.backends.kind.cluster import AUTHENTICATION
+
+    authentication = tmp_path / "authentication.yaml"
+    config = kind_config(KindShape(control_planes=3, workers=1), "quorum-abc123", authentication=authentication)
+    patch = _patch(config, "ClusterConfiguration")
+    assert patch["apiServer"]["extraArgs"] == {
+        "etcd-servers": "https://quorum-abc123-control-plane:2379,https://quorum-abc123-control-plane2:2379,"
+                        "https://quorum-abc123-control-plane3:2379",
+        "authentication-config": AUTHENTICATION}
+    assert patch["apiServer"]["extraVolumes"][0]["mountPath"] == "/etc/kubernetes/quorum"
+    mounts = [node.get("extraMounts") for node in config["nodes"]]
+    assert mounts[:3] == [[{"hostPath": str(authentication), "containerPath": AUTHENTICATION, "readOnly": True}]] * 3
+    assert mounts[3] is None, "workers run no apiserver"
+    defaults = kind_config(KindShape(control_planes=3, workers=1), "quorum-abc123")
+    assert "apiServer" not in _patch(defaults, "ClusterConfiguration")
+    assert all("extraMounts" not in node for node in defaults["nodes"])

@@ -128,6 +128,10 @@ class FakeTarget(Target):
         entry = next((c for c in self.model()["components"].values() if c["pid"] == pid), None)
         return entry["state"] if entry else None
 
+    def process_started(self, host: str, pid: int) -> str | None:
+        entry = next((c for c in self.model()["components"].values() if c["pid"] == pid), None)
+        return entry.get("started", f"start-{pid}") if entry else None
+
     # ---- clients -------------------------------------------------------------------------------
 
     @property

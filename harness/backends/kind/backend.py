@@ -47,7 +47,8 @@ class KindBackend(Backend):
         try:
             engine = ensure_engine()
             shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers)
-            kind.create(engine, state, topology.network.subnet, shape, say=tell)
+            kind.create(engine, state, topology.network.subnet, shape, say=tell,
+                        hardened=not topology.defects.kubeadm_defaults)
             cluster = KindTarget(run_dir)
             for done in defects.apply(cluster):
                 tell(f"defect: {done}")

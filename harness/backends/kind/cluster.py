@@ -27,6 +27,7 @@ from harness.errors import ClusterError
 from harness.backends.kind import node_image
 from harness.backends.kind.host_limits import raise_inotify_limits
 from harness.backends.kind.images import build_iperf3, build_lb_standin
+from harness.components.apiserver import authentication_config
 from harness.shell import run
 from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
@@ -47,9 +48,36 @@ class KindShape:
                                f"{self.workers} workers)", "ask for 1 or more control planes and 0 or more workers")
 
 
-def kind_config(shape: KindShape) -> dict:
-    """kind's cluster config: its roles, plus what this offline, cgroup v1 host needs (docs/backends.md)."""
-    nodes = [{"role": "control-plane"}] * shape.control_planes + [{"role": "worker"}] * shape.workers
+AUTHENTICATION = "/etc/kubernetes/quorum/authentication.yaml"  # inside each control-plane node
+
+
+def control_plane_names(name: str, count: int) -> list[str]:
+    """kind's names for the control-plane node containers: <cluster>-control-plane, -control-plane2, ..."""
+    return [f"{name}-control-plane{'' if i == 1 else i}" for i in range(1, count + 1)]
+
+
+def hardening_patch(name: str, shape: KindShape) -> dict:
+    """What makes kubeadm's control plane keep the invariants Quorum's own does: every apiserver lists every etcd
+    member (by node name: Docker's DNS resolves it, and kubeadm's etcd serving certificates carry it), so losing its
+    own node's member does not take an apiserver down; anonymous requests are served on the health endpoints only
+    (the structured authentication config of harness/components/apiserver.py, mounted into each node)."""
+    servers = ",".join(f"https://{node}:2379" for node in control_plane_names(name, shape.control_planes))
+    return {"kind": "ClusterConfiguration",  # kubeadm.k8s.io/v1beta3, as kind 0.33 writes it for Kubernetes 1.34
+            "apiServer": {"extraArgs": {"etcd-servers": servers, "authentication-config": AUTHENTICATION},
+                          "extraVolumes": [{"name": "quorum-authentication", "hostPath": str(Path(AUTHENTICATION).parent),
+                                            "mountPath": str(Path(AUTHENTICATION).parent), "readOnly": True,
+                                            "pathType": "DirectoryOrCreate"}]}}
+
+
+def kind_config(shape: KindShape, name: str = "kind", *, authentication: Path | None = None) -> dict:
+    """kind's cluster config: its roles, plus what this offline, cgroup v1 host needs (docs/backends.md); with
+    `authentication` (the file to mount), kubeadm's layout hardened as Quorum's own (hardening_patch)."""
+    control_plane: dict = {"role": "control-plane"}
+    if authentication is not None:
+        control_plane["extraMounts"] = [{"hostPath": str(authentication), "containerPath": AUTHENTICATION,
+                                         "readOnly": True}]
+    nodes = [control_plane] * shape.control_planes + [{"role": "worker"}] * shape.workers
+    patches = [] if authentication is None else [yaml.safe_dump(hardening_patch(name, shape))]
     return {
         "kind": "Cluster",
         "apiVersion": "kind.x-k8s.io/v1alpha4",
@@ -64,6 +92,7 @@ def kind_config(shape: KindShape) -> dict:
                             "etcd": {"local": {"imageTag": node_image.ETCD_IMAGE.rsplit(":", 1)[1]}}}),
             # kubelet 1.34 refuses cgroup v1 hosts unless told
             yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False}),
+            *patches,
         ],
     }
 
@@ -107,7 +136,7 @@ def create_network(engine: Engine, state: RunState, subnet: ipaddress.IPv4Networ
 
 
 def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape: KindShape = KindShape(),
-           say=lambda _: None) -> Path:
+           say=lambda _: None, *, hardened: bool = True) -> Path:
     """Create the cluster; returns its kubeconfig (0600, in the run directory). The caller tears down."""
     toolchain = Toolchain()
     for raised in raise_inotify_limits():
@@ -120,8 +149,13 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
     pod_images = [build_iperf3(engine, say=say)]
     network = create_network(engine, state, subnet)
     run_dir = Path(state.run_dir)
+    authentication = None
+    if hardened:
+        authentication = run_dir / "authentication.yaml"
+        authentication.write_text(authentication_config(health_only=True))
     config = run_dir / "kind.yaml"
-    config.write_text(yaml.safe_dump(kind_config(shape), sort_keys=False))
+    config.write_text(yaml.safe_dump(kind_config(shape, cluster_name(state.run_id), authentication=authentication),
+                                     sort_keys=False))
     kubeconfig = run_dir / "kubeconfig"
     kubeconfig.touch(mode=0o600)
     say(f"kind create cluster {cluster_name(state.run_id)}: {shape.control_planes} control planes, "

@@ -28,6 +28,9 @@ class KindDefects(Strict):
         False, description="kind's load balancer keeps sending requests to apiservers that are down")
     worker_link_mbit: int | None = Field(
         None, ge=1, le=100_000, description="every worker's link is throttled to this rate (tbf on its eth0)")
+    kubeadm_defaults: bool = Field(
+        False, description="kubeadm's own layout: each apiserver lists only its node's etcd member, and anonymous "
+                           "clients may read more than the health endpoints (/version)")
 
 
 class KindTopology(Strict):

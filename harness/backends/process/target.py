@@ -115,11 +115,11 @@ class ProcessTarget(Target):
         self.topology.host(host)  # KeyError naming the hosts
         return testinfra.host.Host(NamespaceBackend(self.netns(host)))
 
-    def process_state(self, host: str, pid: int) -> str | None:
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    def _stat(self, host: str, pid: int) -> list[str]:
+        try:  # hosts share the machine's pid namespace
+            return Path(f"/proc/{int(pid)}/stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
-            return None
+            return []
 
     # ---- clients -------------------------------------------------------------------------------
 
