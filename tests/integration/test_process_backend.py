@@ -7,11 +7,12 @@ import stat
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from harness.backends import orphans, registry
-from harness.errors import ClusterError
+from harness.errors import ClusterError, TopologyError
 from harness.net import netns
 from harness.shell import run
 from harness.run.state import RunState, register, unregister
@@ -96,19 +97,34 @@ def test_a_second_cluster_on_the_same_subnet_is_refused_and_leaves_nothing(ha3, 
     assert ha3.api.ready()
 
 
-def test_a_component_that_exits_during_start_up_fails_up_with_its_log_lines(tmp_path):
+def _broken(tmp_path, flags: str) -> Path:
     topology = tmp_path / "broken.yaml"
     topology.write_text((CLUSTERS / "single.yaml").read_text().replace("subnet: 10.213.1.0/24", "subnet: 10.213.9.0/24")
-                        + "apiserver:\n  extra_flags: {--no-such-flag: 'x'}\nrestart:\n  kube-apiserver: {policy: never}\n")
+                        + f"apiserver:\n  extra_flags: {flags}\nrestart:\n  kube-apiserver: {{policy: never}}\n")
+    return topology
+
+
+def test_a_component_that_exits_during_start_up_fails_up_with_its_log_lines(tmp_path):
+    # a flag the binary takes, with a value it refuses: only starting it finds out
+    topology = _broken(tmp_path, "{--max-requests-inflight: 'many'}")
     said = []
     with pytest.raises(ClusterError) as info:
         registry.get("process").up(topology, tmp_path / "run", say=said.append, timeout_s=60)
     assert "kube-apiserver@c1 exited during start-up" in info.value.problem
-    assert "unknown flag: --no-such-flag" in info.value.problem
+    assert 'invalid argument "many" for "--max-requests-inflight"' in info.value.problem
     run_id = said[0].split()[1].rstrip(":")  # "run <id>: PKI"
     assert quorum_leftovers(run_id) == []  # torn down: nothing of the failed run remains
     assert not run(["pgrep", "-f", f"qrm-{run_id}"], check=False).strip()
     assert not (tmp_path / "run" / "state.json").exists()
+
+
+def test_a_flag_the_built_binary_does_not_take_is_refused_before_anything_starts(tmp_path):
+    said = []
+    with pytest.raises(TopologyError) as info:
+        registry.get("process").up(_broken(tmp_path, "{--no-such-flag: 'x'}"), tmp_path / "run", say=said.append,
+                                   timeout_s=60)
+    assert "kube-apiserver" in info.value.problem and "--no-such-flag" in info.value.problem
+    assert said == [] and not (tmp_path / "run").exists()
 
 
 def test_with_the_bridge_gone_traffic_to_a_host_fails_locally_at_once(tmp_path):
