@@ -11,8 +11,11 @@ from harness.topology import Component, Host
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
 
 
-def authentication_config(health_only: bool) -> str:
-    conditions = "  conditions:\n" + "".join(f"  - path: {p}\n" for p in HEALTH_PATHS) if health_only else ""
+def authentication_config(health_only: bool, also: tuple[str, ...] = ()) -> str:
+    """The apiserver's AuthenticationConfiguration: anonymous requests everywhere, or on the health endpoints (and
+    the paths in `also`) only."""
+    paths = (*HEALTH_PATHS, *also)
+    conditions = "  conditions:\n" + "".join(f"  - path: {p}\n" for p in paths) if health_only else ""
     return ("apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\n"
             "anonymous:\n  enabled: true\n" + conditions)
 

@@ -49,6 +49,9 @@ class KindShape:
 
 
 AUTHENTICATION = "/etc/kubernetes/quorum/authentication.yaml"  # inside each control-plane node
+# kubeadm join's token discovery reads this anonymously (its RBAC grants system:anonymous exactly this object), so a
+# node joining the cluster needs it (docs/backends.md)
+KUBEADM_DISCOVERY_PATH = "/api/v1/namespaces/kube-public/configmaps/cluster-info"
 
 
 def control_plane_names(name: str, count: int) -> list[str]:
@@ -152,7 +155,7 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
     authentication = None
     if hardened:
         authentication = run_dir / "authentication.yaml"
-        authentication.write_text(authentication_config(health_only=True))
+        authentication.write_text(authentication_config(health_only=True, also=(KUBEADM_DISCOVERY_PATH,)))
     config = run_dir / "kind.yaml"
     config.write_text(yaml.safe_dump(kind_config(shape, cluster_name(state.run_id), authentication=authentication),
                                      sort_keys=False))
