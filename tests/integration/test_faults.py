@@ -232,6 +232,13 @@ def _child(ha3, mode="with-block"):
     return child
 
 
+def _quorum_heal(ha3):
+    # this test session owns the run and stands for the user who runs quorum heal after the child died: --force, as
+    # the refusal tells that user (tests/unit/test_hardening.py shows the refusal itself)
+    return subprocess.run([sys.executable, "-m", "harness.cli", "heal", "--force", str(ha3.run_dir)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
 def _leftovers(ha3):
     rules = [r for rules in fault_rules(ha3).values() for r in rules]
     stopped = [c for c in ha3.specs if (pid := ha3.pid(*c.split("@"))) and state_of(pid) == "T"]
@@ -244,8 +251,7 @@ def test_sigkill_mid_fault_leaves_leftovers_that_quorum_heal_removes(ha3, nemesi
     child.send_signal(signal.SIGKILL)
     child.wait(10)
     assert _leftovers(ha3), "SIGKILL gives the harness no chance to heal"
-    result = subprocess.run([sys.executable, "-m", "harness.cli", "heal", str(ha3.run_dir)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+    result = _quorum_heal(ha3)
     assert result.returncode == 0, result.stderr
     assert "healed partition" in result.stdout and "healed pause" in result.stdout
     assert _leftovers(ha3) == []
@@ -258,8 +264,7 @@ def test_sigkill_mid_fault_twenty_times_in_a_row_leaves_nothing_after_quorum_hea
         child = _child(ha3)
         child.send_signal(signal.SIGKILL)
         child.wait(10)
-        result = subprocess.run([sys.executable, "-m", "harness.cli", "heal", str(ha3.run_dir)], cwd=ROOT,
-                                capture_output=True, text=True, timeout=120)
+        result = _quorum_heal(ha3)
         assert result.returncode == 0, f"attempt {attempt + 1}: {result.stderr}"
         assert _leftovers(ha3) == [], f"attempt {attempt + 1} left {_leftovers(ha3)}"
         deadline = time.monotonic() + 60
