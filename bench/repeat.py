@@ -1,0 +1,116 @@
+"""How often a healthy cluster passes: run suites again and again on one cluster and count.
+
+    python bench/repeat.py scenarios/etcd scenarios/leader_election scenarios/self_healing --backend kind --runs 20
+
+Each run is `pytest <suites> --backend B --keep-cluster` on the same cluster (the plugin's guard repairs it between
+scenarios, as it does for users); every scenario's outcome, the reason of each failure and the spread of each
+measured figure go to bench/results/repeat-<backend>.json and a table in docs/benchmarks.md. Goal: no failure in
+20 runs of each scenario on each backend; a false alarm is a gate that gets switched off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from common import ROOT, write_results  # noqa: E402
+
+from harness.backends import registry  # noqa: E402
+from harness.report.results import load_results  # noqa: E402
+
+
+def numbers(value: object) -> list[float]:
+    """The numbers in a History figure: itself, or the values of a per-host mapping or list (not booleans)."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [n for item in value for n in numbers(item)]
+    return []
+
+
+def spread(values: list[float]) -> str:
+    if not values:
+        return ""
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="+", help="scenario paths or node ids, e.g. scenarios/etcd")
+    parser.add_argument("--backend", default="process", choices=registry.public_names())
+    parser.add_argument("--topology", default=None)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--max-hours", type=float, default=6.0, help="stop starting runs after this long")
+    parser.add_argument("--run-dir", type=Path, default=None,
+                        help="a running cluster to use (and keep); by default one is built and removed after")
+    args = parser.parse_args()
+    if not 1 <= args.runs <= 200:
+        parser.error("--runs must be between 1 and 200")
+    backend = registry.get(args.backend)
+    topology = Path(args.topology or backend.default_topology)
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    reasons: dict[str, list[str]] = defaultdict(list)
+    figures: dict[str, list[float]] = defaultdict(list)
+    started, done = time.monotonic(), 0
+    with tempfile.TemporaryDirectory(prefix="quorum-repeat-") as scratch:
+        run_dir = args.run_dir.resolve() if args.run_dir else Path(scratch) / "run"
+        try:
+            for attempt in range(1, args.runs + 1):
+                if time.monotonic() - started > args.max_hours * 3600:
+                    print(f"stopping after {attempt - 1} runs: --max-hours {args.max_hours}", flush=True)
+                    break
+                histories = Path(scratch) / f"histories-{attempt}"
+                command = [sys.executable, "-m", "pytest", *args.suites, f"--backend={args.backend}",
+                           f"--topology={topology}", "--keep-cluster", f"--run-dir={run_dir}",
+                           f"--history-dir={histories}", "-p", "no:cacheprovider", "-q"]
+                result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=4 * 3600)
+                for scenario in load_results(histories):
+                    outcomes[scenario.nodeid].append(scenario.outcome)
+                    if scenario.outcome in ("failed", "error"):
+                        reasons[scenario.nodeid].append(f"run {attempt}: {scenario.message[:200]}")
+                    for measurement in scenario.measures:
+                        if measurement.value is not None:
+                            figures[f"{scenario.name} {measurement.label}"].append(measurement.value)
+                    for name, value in scenario.figures.items():
+                        if name.endswith("_s"):  # the durations a scenario reports beside its measures
+                            figures[f"{scenario.name} {name}"] += numbers(value)
+                done = attempt
+                print(f"run {attempt}/{args.runs}: pytest exited {result.returncode}", flush=True)
+        finally:
+            if args.run_dir is None and (run_dir / "state.json").exists():
+                registry.down(run_dir)
+    rows = []
+    for nodeid, seen in sorted(outcomes.items()):
+        ran = [o for o in seen if o != "skipped"]
+        if not ran:
+            continue
+        failed = [o for o in ran if o in ("failed", "error")]
+        name = nodeid.split("::", 1)[1]
+        measured = {label.split(" ", 1)[1]: spread(values) for label, values in figures.items()
+                    if label.split(" ", 1)[0] == name}
+        rows.append({"scenario": name, "runs": len(ran), "failed": len(failed),
+                     "figures": "; ".join(f"{k} {v}" for k, v in sorted(measured.items())),
+                     "failures": " / ".join(reasons[nodeid])[:400]})
+    write_results(f"repeat-{args.backend}", rows, ["scenario", "runs", "failed", "figures", "failures"],
+                  f"How often a healthy {args.backend} cluster passes ({done} runs of {' '.join(args.suites)})",
+                  notes="figures: median (min-max) of each measured figure over the runs (docs/gate.md names them). "
+                        "A failure on a healthy cluster is a false alarm: each is explained in the closing note of "
+                        "the session that ran this, with its measured cause.",
+                  script="repeat.py")
+
+
+if __name__ == "__main__":
+    main()
