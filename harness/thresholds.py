@@ -235,19 +235,20 @@ def static_pod_restart_budget_s(component: Component = Component.APISERVER, kill
     return KUBELET_RELIST_S + backoff + STARTUP_ALLOWANCE_S[component]
 
 
-# k8s.io/apiserver v0.34.4 endpoints/handlers/rest.go, requestTimeoutUpperBound: a create, update, patch or delete
-# gives up after 34 s. The kubelet creates a static pod's mirror pod with such a create before it starts the pod.
-APISERVER_MUTATION_TIMEOUT_S = 34.0
+def kind_held_manifest_return_s(component: Component) -> float:
+    """A static pod held on kind by taking its manifest away (every one but etcd's), from the manifest's return
+    until it answers: the kubelet picks the file up (at most its file check period + relist), waits the pod's
+    crash back-off (the same manifest returns under the same pod UID) and the component starts."""
+    return KUBELET_MANIFEST_PICKUP_S + KUBELET_CRASH_BACKOFF_S + STARTUP_ALLOWANCE_S[component]
 
 
-def kind_held_member_return_s() -> float:
-    """An etcd member held down on kind (its manifest out of the kubelet's directory) until it answers again after
-    the manifest is put back: the kubelet picks the file up (at most its file check period + relist), then creates
-    the mirror pod through its node's apiserver, which kubeadm points at that node's etcd member only, the one
-    that is still down, so the create waits out its 34 s timeout; then the pod's crash back-off (the same manifest
-    returns under the same pod UID) and etcd's start-up. Measured 16-42 s (harness/faults/static_pod.py)."""
-    return (KUBELET_MANIFEST_PICKUP_S + APISERVER_MUTATION_TIMEOUT_S + KUBELET_CRASH_BACKOFF_S
-            + STARTUP_ALLOWANCE_S[Component.ETCD])
+def crash_loop_return_s(component: Component, earlier_restarts: int | None, kills: int) -> float:
+    """A static pod held by a crash loop (etcd on kind), from the loop's end until it answers: the kubelet's next
+    start waits the back-off that the restarts before the hold and the loop's kills brought it to (restarts
+    unknown: the back-off's cap), then the component starts."""
+    if earlier_restarts is None:
+        return KUBELET_RELIST_S + KUBELET_MAX_CRASH_BACKOFF_S + STARTUP_ALLOWANCE_S[component]
+    return static_pod_restart_budget_s(component, kill=max(kills, 1), earlier_restarts=earlier_restarts)
 
 
 def kind_power_loss_recovery_s() -> float:

@@ -14,6 +14,7 @@ from harness.errors import QuorumError
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole, Target, Unsupported
 from harness.topology import Component
+from harness.waiting import eventually
 
 # what each capability's methods are, called with arguments that would act if the target had the capability
 GATED = {
@@ -31,6 +32,7 @@ def check_target(target: Target) -> None:
     check_components(target)
     check_commands(target)
     check_signals(target)
+    check_hold(target)
     check_network(target)
     check_capabilities(target)
 
@@ -52,9 +54,12 @@ def check_health(target: Target) -> None:
     assert target.api.ready()
     assert target.etcd.leader() in target.hosts(HostRole.ETCD)
     assert set(target.etcd_urls) == {target.etcd_url(h) for h in target.hosts(HostRole.ETCD)}
+    assert all(target.etcd_member_named(target.etcd_url(h)) == h for h in target.hosts(HostRole.ETCD))
+    assert target.etcd_member_named("https://192.0.2.1:2379") is None
     holders = target.lease_holders()
     assert set(holders) == set(LEASES) and set(holders.values()) <= set(target.hosts()), holders
-    assert target.restart_budget_s(Component.SCHEDULER) > 0 and target.held_return_s(Component.ETCD) > 0
+    assert target.restart_budget_s(Component.SCHEDULER) > 0
+    assert target.held_return_s(Component.ETCD, target.hosts(HostRole.ETCD)[0]) > 0
 
 
 def check_components(target: Target) -> None:
@@ -126,10 +131,23 @@ def check_capabilities(target: Target) -> None:
         assert capability.value in refused.value.problem and target.lacks(capability)
 
 
+def check_hold(target: Target) -> None:
+    """Hold a scheduler down and release it: no process while held (nothing restarts it), healthy again within
+    what the cluster promises for a held component."""
+    host = target.hosts(HostRole.CONTROLLER)[-1]
+    target.hold(Component.SCHEDULER, host, "SIGKILL")
+    try:
+        assert target.held(Component.SCHEDULER, host)
+        assert _eventually(lambda: target.pid(Component.SCHEDULER, host) is None)
+        time.sleep(2)  # past a supervisor's or a kubelet's first restart, which a hold must prevent
+        assert target.pid(Component.SCHEDULER, host) is None
+    finally:
+        target.release(Component.SCHEDULER, host)
+    assert not target.held(Component.SCHEDULER, host)
+    bound = target.held_return_s(Component.SCHEDULER, host)
+    assert _eventually(lambda: target.component_healthy(Component.SCHEDULER, host), bound), bound
+    assert target.problems_after(target.settle_s) == []
+
+
 def _eventually(predicate, timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
+    return eventually(predicate, timeout_s)

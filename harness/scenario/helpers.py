@@ -25,11 +25,11 @@ def first_host_running(cluster: Target, component: Component) -> str:
     return hosts[0]
 
 
-def wait_healthy(cluster: Target, component_id: str, timeout_s: float) -> float | None:
-    """Seconds until the component ('<component>@<host>') passes its own health check, or None if it did not
-    within timeout_s."""
+def wait_healthy(cluster: Target, component_id: str, timeout_s: float, since: float | None = None) -> float | None:
+    """Seconds from `since` (monotonic; default now) until the component ('<component>@<host>') passes its own
+    health check, or None if it did not within timeout_s of `since`."""
     component, host = split_id(component_id)
-    start = time.monotonic()
+    start = time.monotonic() if since is None else since
     while time.monotonic() - start < timeout_s:
         if cluster.component_healthy(component, host):
             return time.monotonic() - start

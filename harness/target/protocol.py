@@ -188,6 +188,11 @@ class Target(InHostNetwork, ABC):
     @abstractmethod
     def etcd_url(self, host: str) -> str: ...
 
+    def etcd_member_named(self, url: str) -> str | None:
+        """The etcd host a client URL from a component's configuration reaches (by address, or by a name the
+        cluster's DNS gives the host), or None when it names no member."""
+        return next((host for host in self.hosts(HostRole.ETCD) if self.etcd_url(host) == url), None)
+
     @property
     @abstractmethod
     def etcd_credentials(self) -> "EtcdCredentials | None":
@@ -287,8 +292,9 @@ class Target(InHostNetwork, ABC):
         self-healing promises (its restart back-off plus the component's start-up allowance)."""
 
     @abstractmethod
-    def held_return_s(self, component: Component | str) -> float:
-        """From `release` of a held component until it answers again, as the cluster's self-healing promises."""
+    def held_return_s(self, component: Component | str, host: str) -> float:
+        """From `release` of the component held on `host` until it answers again, as the cluster's self-healing
+        promises (asked after the release: how long it was held may count)."""
 
     @abstractmethod
     def load_balancer_check(self) -> "HealthCheck | None":

@@ -72,10 +72,12 @@ def test_plain_http_to_the_etcd_client_port_is_refused(cluster):
 def test_every_apiserver_lists_every_etcd_member(cluster):
     """Invariant: each apiserver is configured with every member's client URL, so it survives the loss of
     its local member. Source: seed 000, seed 003 (etcd on every controller)."""
-    wanted = set(cluster.etcd_urls)
+    wanted = set(cluster.hosts(HostRole.ETCD))
     for host, flags in cluster.live_flags(Component.APISERVER).items():
-        servers = set(flags["--etcd-servers"].split(","))
-        assert servers == wanted, f"kube-apiserver@{host} lists {sorted(servers)}, not every member {sorted(wanted)}"
+        servers = flags["--etcd-servers"].split(",")
+        members = {cluster.etcd_member_named(url) for url in servers}
+        assert members == wanted, (f"kube-apiserver@{host} lists {servers}: members {sorted(map(str, members))}, "
+                                   f"not every member {sorted(wanted)}")
 
 
 @pytest.mark.requires(Capability.RUN_FILES, Capability.LB_ADMIN)

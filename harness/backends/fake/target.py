@@ -254,7 +254,7 @@ class FakeTarget(Target):
     def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
         return 1.0
 
-    def held_return_s(self, component: Component | str) -> float:
+    def held_return_s(self, component: Component | str, host: str) -> float:
         return 1.0
 
     def load_balancer_check(self) -> HealthCheck:

@@ -62,7 +62,7 @@ def problems(target) -> list[str]:
               if not target.apiserver_ready(node)]
     found += [f"static pod {pod} not Ready" for pod, ok in static_pods_ready(target).items() if not ok]
     # an apiserver and its mirror pods can look ready while its node's etcd member is still on its way back (a held
-    # member returns 16-42 s after its manifest): the next scenario would start on two
+    # member returns after the kubelet's crash back-off): the next scenario would start on two
     found += [f"etcd member in {node} not answering" for node in controllers
               if target.address(node) and target.etcd.status(target.etcd_url(node), timeout=2.0) is None]
     found += [f"lease {name} unheld" for name, node in target.lease_holders().items() if node is None]

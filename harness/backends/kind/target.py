@@ -30,7 +30,7 @@ from harness.pki import Pair
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, component_name
-from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, kind_held_member_return_s,
+from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s, kind_held_manifest_return_s,
                                 kind_partition_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
 from harness.topology import Component, HealthCheck
 
@@ -155,6 +155,12 @@ class KindTarget(Target):
     def etcd_url(self, host: str) -> str:
         return f"https://{self._running_address(host)}:{ETCD_CLIENT_PORT}"
 
+    def etcd_member_named(self, url: str) -> str | None:
+        """Also by node name (Docker's DNS in the kind network resolves it; Quorum's kubeadm patches list the
+        members so)."""
+        by_name = {f"https://{self.container(node)}:{ETCD_CLIENT_PORT}": node for node in self.hosts(HostRole.ETCD)}
+        return by_name.get(url) or super().etcd_member_named(url)
+
     @cached_property
     def etcd_urls(self) -> list[str]:
         """Cached: monitors ask on every poll, and a node keeps its address (power_cycle sees to that)."""
@@ -205,7 +211,14 @@ class KindTarget(Target):
                       check=False)
 
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        static_pods.hold(self, host, component_name(component), signal)
+        name = component_name(component)
+        earlier = None
+        if name in static_pods.CRASH_LOOP:  # its return waits out the back-off these restarts add to
+            try:
+                earlier = self.restarts(name, host)
+            except ClusterError:
+                pass  # unknown: held_return_s allows the back-off's cap
+        static_pods.hold(self, host, name, signal, earlier_restarts=earlier)
 
     def release(self, component: Component | str, host: str) -> None:
         static_pods.release(self, host, component_name(component))
@@ -277,8 +290,12 @@ class KindTarget(Target):
     def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
         return static_pod_restart_budget_s(Component(component_name(component)), kill, earlier_restarts)
 
-    def held_return_s(self, component: Component | str) -> float:
-        return kind_held_member_return_s()
+    def held_return_s(self, component: Component | str, host: str) -> float:
+        name = component_name(component)
+        if name not in static_pods.CRASH_LOOP:
+            return kind_held_manifest_return_s(Component(name))
+        earlier, kills = static_pods.crashes(self, host, name)
+        return crash_loop_return_s(Component(name), earlier, kills)
 
     def load_balancer_check(self) -> HealthCheck | None:
         """kind's Envoy health check (copied by the HAProxy stand-in), unless a twin removed it."""

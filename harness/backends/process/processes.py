@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from harness.net.netns import list_netns
@@ -24,15 +23,6 @@ def cmdline(pid: int) -> list[str] | None:
         return [part.decode() for part in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if part] or None
     except OSError:
         return None
-
-
-def gone_within(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def pids_in_netns(names: list[str]) -> set[int]:

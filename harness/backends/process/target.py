@@ -12,7 +12,7 @@ from pathlib import Path
 import testinfra.host
 
 from harness.backends.process.hostinfra import NamespaceBackend
-from harness.backends.process.processes import cmdline, gone_within, pids_in_netns, send
+from harness.backends.process.processes import cmdline, pids_in_netns, send
 from harness.backends.process.supervisor import Control
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.haproxy_admin import server_states
@@ -31,6 +31,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, component_name
 from harness.thresholds import restart_budget_s
 from harness.toolchain.install import Toolchain
+from harness.waiting import eventually
 from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
 TERM_GRACE_S = 2.0  # kube-apiserver drains in-flight requests for up to a minute on SIGTERM; a fault must not wait
@@ -218,10 +219,10 @@ class ProcessTarget(Target):
         send(pid, signals.SIGCONT)
         if grace_s > 0:
             send(pid, signals.SIGTERM)
-            if gone_within(lambda: control.child_pid() != pid, grace_s):
+            if eventually(lambda: control.child_pid() != pid, grace_s):
                 return
         send(pid, signals.SIGKILL)
-        if not gone_within(lambda: control.child_pid() != pid, 10.0):
+        if not eventually(lambda: control.child_pid() != pid, 10.0):
             raise FaultError(f"{component_name(component)}@{host} (pid {pid}) did not die after SIGKILL",
                              "check it with ps; quorum down and up again")
 
@@ -285,7 +286,7 @@ class ProcessTarget(Target):
     def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
         return restart_budget_s(self.topology, Component(component_name(component)), kill)
 
-    def held_return_s(self, component: Component | str) -> float:
+    def held_return_s(self, component: Component | str, host: str) -> float:
         return self.restart_budget_s(component)
 
     def load_balancer_check(self) -> HealthCheck | None:
