@@ -17,12 +17,14 @@ from harness.target.protocol import Target, split_id
 from harness.topology import Component
 
 
-def first_host_running(cluster: Target, component: Component) -> str:
-    """The first host that runs `component`."""
+def least_restarted_host(cluster: Target, component: Component) -> str:
+    """The host where the cluster has restarted `component` least (the first such): a crash back-off grows with
+    recent restarts (a kubelet's for 10 min), so a kill where an earlier scenario just killed it would measure
+    that scenario's effect, not the cluster's self-healing (docs/scenarios.md)."""
     hosts = cluster.component_hosts(component)
     if not hosts:
         raise LookupError(f"no host runs {component.value}")
-    return hosts[0]
+    return min(hosts, key=lambda host: cluster.restarts(component, host))
 
 
 def wait_healthy(cluster: Target, component_id: str, timeout_s: float, since: float | None = None) -> float | None:

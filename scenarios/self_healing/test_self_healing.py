@@ -7,7 +7,7 @@ import pytest
 from harness.checkers import availability, durability, restart_accounting
 from harness.faults import Kill
 from harness.objectives.measurement import Measurement, from_verdict
-from harness.scenario import explain_all, first_host_running, judge, wait_healthy
+from harness.scenario import explain_all, least_restarted_host, judge, wait_healthy
 from harness.target.capabilities import Capability
 from harness.thresholds import AVAILABILITY_PCT
 from harness.topology import Component
@@ -29,7 +29,7 @@ def test_a_killed_component_comes_back(cluster, nemesis, api_prober, etcd_writer
     if component is Component.HAPROXY:
         pytest.skip("the load balancer is a single HAProxy (or not Quorum's to kill): killing it is an outage by "
                     "design, not a redundancy test")
-    host = first_host_running(cluster, component)
+    host = least_restarted_host(cluster, component)
     target = f"{component.value}@{host}"
     recovered, budgets = [], []
     earlier = cluster.restarts(component, host)  # a crash back-off counts the restarts the cluster already made

@@ -18,7 +18,7 @@ from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
 from harness.history import History
-from harness.scenario import exits_within
+from harness.scenario import exits_within, least_restarted_host
 from harness.target.capabilities import Capability
 from harness.target.protocol import Target
 from harness.thresholds import crash_loop_return_s, restart_budget_s
@@ -181,3 +181,12 @@ def test_the_lease_holders_host_is_cut_from_every_other_host_and_the_journal_nam
     assert '"holder": "c3"' in (fake.run_dir / "faults.jsonl").read_text()
     with pytest.raises(FaultError, match="no leader lease 'kube-proxy'"):
         Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-proxy"))
+
+
+def test_a_component_is_killed_where_the_cluster_restarted_it_least(fake):
+    # an earlier scenario's kills raise that host's crash back-off: self-healing is measured elsewhere
+    hosts = fake.component_hosts(Component.SCHEDULER)
+    assert least_restarted_host(fake, Component.SCHEDULER) == hosts[0]  # a tie: the first, as before
+    fake.signal(Component.SCHEDULER, hosts[0], "SIGKILL")
+    assert fake.restarts(Component.SCHEDULER, hosts[0]) == 1
+    assert least_restarted_host(fake, Component.SCHEDULER) == hosts[1]
