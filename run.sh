@@ -72,13 +72,26 @@ case "$job" in
     esac
     ;;
   scenarios)
-    # the main job: the suites judged by the policy's objectives, the HTML report, then the promotion gate
+    # the main job: the suites judged by the policy's objectives, the HTML report, then the promotion gate. The
+    # policy: --policy FILE among the arguments; else gate-<backend>.yaml for --backend B when there is one (the
+    # suites that kind of cluster can run, docs/gate.md); else gate.yaml
+    policy="" backend="" previous=""
+    for arg in "$@"; do
+      case "$previous" in --policy) policy="$arg" ;; --backend) backend="$arg" ;; esac
+      case "$arg" in --policy=*) policy="${arg#--policy=}" ;; --backend=*) backend="${arg#--backend=}" ;; esac
+      previous="$arg"
+    done
+    if [ -z "$policy" ]; then
+      policy=gate.yaml
+      if [[ "$backend" =~ ^[a-z0-9-]+$ ]] && [ -f "gate-$backend.yaml" ]; then policy="gate-$backend.yaml"; fi
+      set -- --policy "$policy" "$@"
+    fi
+    echo "policy: $policy"
     run="reports/histories/$(date +%Y%m%d-%H%M%S)"
-    pytest scenarios --policy gate.yaml --history-dir "$run" --alluredir reports/allure-results --clean-alluredir \
-      "$@" || status=$?
+    pytest scenarios --history-dir "$run" --alluredir reports/allure-results --clean-alluredir "$@" || status=$?
     report=0 gate=0
     quorum report --results reports/allure-results --output reports/allure-report || report=$?
-    quorum gate --policy gate.yaml --results "$run" || gate=$?
+    quorum gate --policy "$policy" --results "$run" || gate=$?
     echo
     echo "Histories and junit.xml: $run/"
     echo "report:                  reports/allure-report/index.html$([ "$report" = 0 ] || echo ' (not rendered: see above)')"

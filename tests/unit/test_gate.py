@@ -162,6 +162,16 @@ def test_the_shipped_policy_is_valid():
     assert "etcd" in Policy.load(ROOT / "gate.yaml").required_suites
 
 
+def test_the_kind_policy_needs_what_gate_yaml_needs_of_the_suites_kind_can_run():
+    main, kind = Policy.load(ROOT / "gate.yaml"), Policy.load(ROOT / "gate-kind.yaml")
+    assert kind.model_dump(exclude={"required_suites"}) == main.model_dump(exclude={"required_suites"})
+    suites = {path.name for path in (ROOT / "scenarios").iterdir() if list(path.glob("test_*.py"))}
+    assert set(kind.required_suites) <= suites
+    # left out: the suites whose every scenario needs HAProxy's admin socket or hollow nodes; static_pods is kind's
+    assert set(main.required_suites) - set(kind.required_suites) == {"apiserver_flags", "load"}
+    assert set(kind.required_suites) - set(main.required_suites) == {"static_pods"}
+
+
 @pytest.mark.parametrize("cases, code", [(GOOD, 0), ({}, 2)], ids=["promote", "no-results"])
 def test_cli_exit_codes_and_outputs(tmp_path, cases, code):
     policy = tmp_path / "policy.yaml"
