@@ -30,7 +30,8 @@ from harness.pki import Pair
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, component_name
-from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s, kind_held_manifest_return_s,
+from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s,
+                                kind_held_manifest_return_s,
                                 kind_partition_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
 from harness.topology import Component, HealthCheck
 
