@@ -1,7 +1,5 @@
 """Topology files (clusters/*.yaml): a validated model of the cluster to build. No I/O beyond reading the file.
-
-Validation happens before anything starts; every problem names the field and the fix.
-"""
+Validation happens before anything starts; every problem names the field and the fix."""
 
 from __future__ import annotations
 
@@ -88,6 +86,8 @@ class ApiserverSettings(Strict):
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
     port: int = Field(6443, ge=1, le=65535)
     anonymous_health_only: bool = Field(True, description="anonymous requests only on /livez, /readyz, /healthz")
+    shutdown_delay_s: float = Field(0, ge=0, le=120, description="--shutdown-delay-duration: serving on after SIGTERM "
+                                    "with /readyz failing, so the LB takes it out first (docs/scenarios.md)")
 
 
 class ControllerManagerSettings(Strict):

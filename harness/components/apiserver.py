@@ -48,6 +48,8 @@ def spec(layout: Layout, host: Host) -> ComponentSpec:
     if topology.etcd.tls:
         client = pki.etcd_client("apiserver-client")
         argv += [f"--etcd-cafile={pki.etcd_ca.cert}", f"--etcd-certfile={client.cert}", f"--etcd-keyfile={client.key}"]
+    if topology.apiserver.shutdown_delay_s:
+        argv.append(f"--shutdown-delay-duration={int(topology.apiserver.shutdown_delay_s * 1000)}ms")
     argv += [f"--{name.lstrip('-')}={value}" for name, value in topology.apiserver.extra_flags.items()]
     health = HealthProbe("https", address, topology.apiserver.port, "/readyz", ca=pki.ca.cert)
     return ComponentSpec(Component.APISERVER, host.name, argv, topology.restart_policy(Component.APISERVER), health,

@@ -73,6 +73,16 @@ def test_apiserver_extra_flags_are_appended():
     assert "--v=2" in by_id(layout(topology=parse_topology(data)))["kube-apiserver@c1"].argv
 
 
+def test_the_apiserver_keeps_serving_for_its_shutdown_delay_so_the_lb_takes_it_out_first():
+    topology = load_topology(CLUSTERS / "ha3.yaml")
+    check = topology.load_balancer.health_check
+    assert topology.apiserver.shutdown_delay_s > check.fall * check.interval_s
+    assert flags(by_id(layout())["kube-apiserver@c1"])["--shutdown-delay-duration"] == "8000ms"
+    data = topology.model_dump(mode="json")
+    data["apiserver"]["shutdown_delay_s"] = 0  # kube-apiserver's own default: the flag is left out
+    assert "--shutdown-delay-duration" not in flags(by_id(layout(topology=parse_topology(data)))["kube-apiserver@c1"])
+
+
 @pytest.mark.parametrize("component, port", [("kube-controller-manager", "10257"), ("kube-scheduler", "10259")])
 def test_leader_election_flags_follow_the_topology(component, port):
     f = flags(by_id(layout())[f"{component}@c1"])

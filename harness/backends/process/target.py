@@ -178,7 +178,7 @@ class ProcessTarget(Target):
 
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
         self._control(component, host).hold()
-        self.terminate(component, host, grace_s=0.0 if signal == "SIGKILL" else TERM_GRACE_S)
+        self.terminate(component, host, grace_s=0.0 if signal == "SIGKILL" else None)
 
     def release(self, component: Component | str, host: str) -> None:
         control = self._control(component, host)
@@ -210,8 +210,15 @@ class ProcessTarget(Target):
     def ensure_running(self, component: Component | str, host: str) -> None:
         self._control(component, host).kick()  # only acts while it is down, whatever the restart policy
 
-    def terminate(self, component: Component | str, host: str, grace_s: float = TERM_GRACE_S) -> None:
-        """Stop the running process now: SIGTERM, then SIGKILL after a short grace."""
+    def term_grace_s(self, component: Component | str) -> float:
+        """How long a SIGTERM'd component is given before SIGKILL: a short grace, after the shutdown delay an
+        apiserver is configured to keep serving for (it fails /readyz meanwhile, so the LB takes it out)."""
+        delay = self.topology.apiserver.shutdown_delay_s if component_name(component) == Component.APISERVER else 0
+        return delay + TERM_GRACE_S
+
+    def terminate(self, component: Component | str, host: str, grace_s: float | None = None) -> None:
+        """Stop the running process now: SIGTERM, then SIGKILL after a grace (default: term_grace_s)."""
+        grace_s = self.term_grace_s(component) if grace_s is None else grace_s
         control = self._control(component, host)
         pid = control.child_pid()
         if pid is None:
