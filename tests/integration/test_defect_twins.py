@@ -44,8 +44,9 @@ CASES = [
     # every link is slow, also once a limit the scenario set is healed
     ("slow-links", "scenarios/bandwidth/test_bandwidth.py", "host_to_host or limit_is_enforced",
      ("links below 5.0 Gbit/s", "below the 5.0 Gbit/s floor")),
-    # every load scenario (all their names contain "load") checks node heartbeats
-    ("node-lease-too-long", "scenarios/load/test_load.py", "load", "[node-heartbeats: fail]"),
+    # every load scenario judges node heartbeats with the same checker (harness/checkers); the steady load proves it
+    # fails on this twin (all four took 332 s in CI, one of the two longest twins)
+    ("node-lease-too-long", "scenarios/load/test_load.py", "steady_load", "[node-heartbeats: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')
     ("kind-restart-never", "scenarios/static_pods/test_static_pods.py", "killed", "[recovery: fail]"),
     # one control plane whose static pods are never restarted: with no standby, nobody takes a paused or a killed
