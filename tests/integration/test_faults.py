@@ -16,7 +16,7 @@ from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuo
 from harness.net.firewall import TAG
 from harness.faults.sweep import heal_cluster
 from harness.history import History
-from harness.scenario import wait_lb_marks_down
+from harness.scenario import watching_lb_marks_down
 from harness.thresholds import lb_detection_s
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,8 +94,12 @@ def test_the_lb_marks_a_stopped_apiserver_down_in_time_and_up_again_after_heal(h
     # apiserver: wait for all three (this test once ran first and saw c3 "DOWN 1/2")
     wait(lambda: ha3.lb_server_states() == {"c1": "UP", "c2": "UP", "c3": "UP"}, timeout=30,
          what="the LB to mark every apiserver UP")
-    with nemesis.fault(Stop(component="kube-apiserver@c2")):
-        wait_lb_marks_down(ha3, nemesis.history, "c2", timeout_s=2 * lb_detection_s(ha3.topology))
+    # watched from before the stop: the stop returns only once the apiserver exited, after its shutdown delay
+    # (clusters/ha3.yaml), by which time the LB has long marked it DOWN
+    with (watching_lb_marks_down(ha3, nemesis.history, "c2", timeout_s=2 * lb_detection_s(ha3.topology),
+                                 up_within_s=30) as marked_down_at,
+          nemesis.fault(Stop(component="kube-apiserver@c2"))):
+        marked_down_at()
         verdict = lb_detection(nemesis.history, server="c2", max_s=lb_detection_s(ha3.topology) + 0.5)
         assert verdict.passed, verdict.explain()
         assert ha3.lb_server_states()["c1"] == "UP"
