@@ -79,7 +79,14 @@ def test_the_report_shows_suites_a_failing_scenario_its_timeline_and_figures_in_
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(index.as_uri())
-            page.get_by_text("test_apiserver_kill_loses_the_api").first.wait_for(timeout=PAGE_WAIT_MS)
+            try:
+                page.get_by_text("test_apiserver_kill_loses_the_api").first.wait_for(timeout=PAGE_WAIT_MS)
+            except playwright.Error:
+                # once in CI (2026-11-26, beside a kind build) nothing showed within 60 s, where it usually takes
+                # seconds: keep what the page showed, then load it once more (a wait, not a verdict)
+                page.screenshot(path=str(base / "first-load.png"))
+                page.reload()
+                page.get_by_text("test_apiserver_kill_loses_the_api").first.wait_for(timeout=PAGE_WAIT_MS)
             overview = page.inner_text("body")
             assert "test_sample_scenarios.py" in overview and "test_apiserver_kill_keeps_the_api_available" in overview
             assert "clusters/ha3.yaml" in overview  # the environment
