@@ -14,6 +14,7 @@ from rich.table import Table
 from harness.backends import registry
 from harness.backends.common import find_run
 from harness.errors import ClusterError, QuorumError
+from harness.inventory.cli import inventory
 from harness.toolchain.versions import KUBERNETES_DEFAULT
 
 # CI logs are not terminals; keep tables on one line per row there
@@ -327,6 +328,9 @@ def report(results: Path, output: Path, histories: Path) -> None:
         add_to_results(histories, results)
     index = generate(results, output)
     console.print(f"report: {index}", markup=False)
+
+
+cli.add_command(inventory)
 
 
 def main() -> None:

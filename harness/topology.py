@@ -350,10 +350,10 @@ def bridge_address(subnet: ipaddress.IPv4Network) -> ipaddress.IPv4Address:
     return subnet.network_address + 1
 
 
-def _describe(error: dict) -> str:
+def _describe(error: dict, example: str) -> str:
     location = ".".join(str(part) for part in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
-        return f"{location}: unknown key; fix: remove it or correct its spelling (see clusters/ha3.yaml for every key)"
+        return f"{location}: unknown key; fix: remove it or correct its spelling (see {example} for every key)"
     if error["type"] == "missing":
         return f"{location}: required; fix: add it"
     message = error["msg"].removeprefix("Value error, ")
@@ -363,12 +363,12 @@ def _describe(error: dict) -> str:
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def validated(model: type[ModelT], data: object, source: str) -> ModelT:
+def validated(model: type[ModelT], data: object, source: str, example: str = "clusters/ha3.yaml") -> ModelT:
     """`data` as a `model`, or a TopologyError that lists every invalid field of `source`."""
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        problems = "\n".join(f"  - {_describe(e)}" for e in error.errors())
+        problems = "\n".join(f"  - {_describe(e, example)}" for e in error.errors())
         raise TopologyError(f"{source} is invalid:\n{problems}", f"edit {source} as the lines above say") from None
 
 

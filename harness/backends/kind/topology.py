@@ -74,4 +74,4 @@ def load_kind_topology(path: str | Path) -> KindTopology:
     if not isinstance(data, dict) or data.get("backend") != "kind":
         raise TopologyError(f"{path} is not a kind topology (it has no `backend: kind`)",
                             "with --backend kind use a kind topology such as clusters/kind.yaml")
-    return validated(KindTopology, data, str(path))
+    return validated(KindTopology, data, str(path), "clusters/kind.yaml")

@@ -1,0 +1,1 @@
+"""Inventories: clusters Quorum did not build, described for `--target` (docs/target.md)."""

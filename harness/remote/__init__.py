@@ -1,0 +1,1 @@
+"""Hosts of clusters Quorum did not build, reached over SSH (docs/target.md)."""

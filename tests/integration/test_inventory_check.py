@@ -1,0 +1,92 @@
+"""`quorum inventory check` against a stand-in staging cluster (tests/integration/standin.py): a real cluster
+reached only over its kubeconfig, its API endpoint, SSH and etcd's client certificate. Every piece is found, and
+each bad input is named with its fix, with nothing changed on the cluster."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
+from tests.integration.standin import standin
+
+
+@pytest.fixture(scope="module")
+def staging(ha3, tmp_path_factory):
+    with standin(ha3, tmp_path_factory.mktemp("standin")) as stand_in:
+        yield stand_in
+
+
+def inventory_check(path) -> tuple[int, str]:
+    result = subprocess.run([sys.executable, "-m", "harness.cli", "inventory", "check", str(path)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_every_piece_of_a_cluster_is_found_over_its_kubeconfig_ssh_and_etcd_certificate(staging, ha3):
+    code, output = inventory_check(staging.inventory)
+    assert code == 0, output
+    for host in ("c1", "c2", "c3"):
+        assert f"ssh {host}" in output
+        for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"):
+            assert f"{component}@{host}" in output
+    assert "Kubernetes v1.34.4" in output and "etcd members" in output and "['c1', 'c2', 'c3']" in output
+    assert "controllers among them: ['c1', 'c2', 'c3']" in output
+    assert ha3.api.lease_holder("kube-scheduler").identity in output  # as the cluster's own client reads it
+    assert "FAIL" not in output
+
+
+def test_a_wrong_key_a_changed_or_unknown_host_key_and_an_unreachable_host_are_each_named(staging, ha3, tmp_path):
+    other_key = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other_key)], check=True)
+    code, output = inventory_check(staging.write(ssh={"user": "root", "key_file": str(other_key),
+                                                      "known_hosts": str(staging.known_hosts)}))
+    assert code == 2 and "FAIL ssh c1: c1 (root@" in output and "the login was refused for root" in output, output
+
+    changed = tmp_path / "known_hosts"
+    other_pub = other_key.with_suffix(".pub").read_text().split()
+    changed.write_text("".join(f"{line.split()[0]} {other_pub[0]} {other_pub[1]}\n"
+                               for line in staging.known_hosts.read_text().splitlines()))
+    code, output = inventory_check(staging.write(ssh={"user": "root", "key_file": str(staging.key),
+                                                      "known_hosts": str(changed)}))
+    assert code == 2 and "is not the one" in output and "fingerprint" in output, output
+
+    empty = tmp_path / "empty_known_hosts"
+    empty.write_text("")
+    code, output = inventory_check(staging.write(ssh={"user": "root", "key_file": str(staging.key),
+                                                      "known_hosts": str(empty)}))
+    assert code == 2 and "does not list this host's key (host_key_policy: strict)" in output, output
+
+    nobody = str(ha3.topology.network.subnet.broadcast_address - 1)  # inside Quorum's subnet, owned by nobody
+    hosts = [{"name": "c1", "address": nobody, "roles": ["controller", "etcd"]}]
+    code, output = inventory_check(staging.write(hosts=hosts))
+    assert code == 2 and f"FAIL ssh c1: c1 (root@{nobody}:22): unreachable" in output, output
+
+
+def test_a_wrong_manifest_dir_is_named(staging):
+    static = {"runs_as": "static-pod", "manifest_dir": "/etc/kubernetes/manifests"}
+    components = {c: static for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")}
+    code, output = inventory_check(staging.write(components=components))
+    assert code == 2 and "no static pod manifest /etc/kubernetes/manifests/kube-apiserver.yaml" in output, output
+    assert "staticPodPath" in output
+
+
+def test_a_kubeconfig_for_another_cluster_is_named(staging, tmp_path):
+    with running(on_a_free_subnet(CLUSTERS / "single.yaml", tmp_path), tmp_path / "other") as other:
+        code, output = inventory_check(staging.write(kubeconfig={"path": str(other.admin_kubeconfig)},
+                                                     api_endpoint=other.api_endpoint))
+    assert code == 2 and "FAIL apiservers" in output and "controllers among them: none" in output, output
+    assert "another cluster's" in output
+
+
+def test_accept_new_remembers_each_host_key_on_first_contact_and_strict_then_accepts_them(staging, tmp_path):
+    known = tmp_path / "known_hosts"
+    authority = " ".join(staging.key.with_suffix(".pub").read_text().split()[:2])  # any valid public key
+    known.write_text(f"@cert-authority *.example.org {authority}\n")
+    ssh = {"user": "root", "key_file": str(staging.key), "known_hosts": str(known)}
+    code, output = inventory_check(staging.write(ssh={**ssh, "host_key_policy": "accept-new"}))
+    assert code == 0, output
+    lines = known.read_text().splitlines()
+    assert lines[0].startswith("@cert-authority") and len(lines) == 4, lines  # kept, and one line per host
+    code, output = inventory_check(staging.write(ssh=ssh))
+    assert code == 0, output
