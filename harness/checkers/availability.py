@@ -8,17 +8,21 @@ from harness.history import History
 
 @checker("availability")
 def availability(history: History, *, target: str = "lb", f: str = "api.readyz", threshold_pct: float | None = None,
-                 window: tuple[float, float] | None = None, max_recovery_s: float | None = None) -> Verdict:
-    """Judge the requests of `f` to `target` (optionally only those invoked inside `window`).
+                 window: tuple[float, float] | None = None, max_recovery_s: float | None = None,
+                 new_connections: bool = False) -> Verdict:
+    """Judge the requests of `f` to `target` (optionally only those invoked inside `window`; with new_connections,
+    only those a prober sent each on a new connection, which the load balancer routes one by one).
 
     An outage is a run of consecutive non-ok requests; its length runs from the invoke time of its
     first request to the invoke time of the next ok one (or the last request if none follows).
     Recovery is the time from the end of the last fault to the first ok request after the last
     failure that started before that end.
     """
-    ops = [o for o in history.ops_of(f, target=target) if window is None or window[0] <= o.invoke <= window[1]]
+    ops = [o for o in history.ops_of(f, target=target) if (window is None or window[0] <= o.invoke <= window[1])
+           and (not new_connections or o.extra.get("fresh"))]
+    what = f"{f} requests to {target}" + (" on new connections" if new_connections else "")
     if not ops:
-        return Verdict("availability", Status.UNKNOWN, f"no {f} requests to {target} were recorded"
+        return Verdict("availability", Status.UNKNOWN, f"no {what} were recorded"
                        + (" in the window" if window else ""), {"requests": 0})
     ok = sum(o.ok for o in ops)
     pct = 100.0 * ok / len(ops)
@@ -35,7 +39,7 @@ def availability(history: History, *, target: str = "lb", f: str = "api.readyz",
     recovery = _recovery(history, ops)
     figures = {"availability_pct": round(pct, 3), "requests": len(ops), "failed": len(ops) - ok,
                "longest_outage_s": round(longest, 3), "recovery_s": None if recovery is None else round(recovery, 3)}
-    evidence = f"{ok}/{len(ops)} {f} requests to {target} ok ({pct:.2f}%), longest outage {fmt(longest)}"
+    evidence = f"{ok}/{len(ops)} {what} ok ({pct:.2f}%), longest outage {fmt(longest)}"
     if worst_start is not None:
         evidence += f" starting at t={worst_start:.2f}"
     faults = history.fault_windows()

@@ -57,6 +57,11 @@ def exits_within(cluster: Target, history: History, component_id: str, pid: int 
     return [e.t - since for e in history.events_of("component.exit", component=component_id) if e.t > since]
 
 
+# HAProxy's status of a server it sends new connections to: "UP", or "no check" on a balancer without health checks
+# (the blind twin), whose servers are always in rotation
+IN_ROTATION = ("UP", "no check")
+
+
 def wait_lb_marks_down(cluster: Target, history: History, server: str, timeout_s: float, *,
                        from_up: bool = False, seen_up_event: threading.Event | None = None) -> float | None:
     """Poll the load balancer's admin socket until it marks `server` DOWN; the moment is recorded in the
@@ -79,7 +84,7 @@ def wait_lb_marks_down(cluster: Target, history: History, server: str, timeout_s
             last = state
         if seen_up and is_down(state):
             return history.event(MARKED_DOWN, server=server).t
-        seen_up = seen_up or state == "UP"
+        seen_up = seen_up or state in IN_ROTATION
         if seen_up and seen_up_event is not None:
             seen_up_event.set()
         time.sleep(0.1)

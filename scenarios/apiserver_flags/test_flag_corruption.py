@@ -147,9 +147,9 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
     """Roll a harmless flag change (--max-requests-inflight) across every apiserver, one at a time with the
     readiness gate, then roll it back the same way: it completes everywhere, every apiserver is ready again
     after the rollback, and the API stays >= 99.5 % available throughout (over at least 60 s, probed fast enough
-    that each restart's cost of about one request per long-lived connection fits the budget). New connections
-    must not notice the restarts: the LB retries a connection a stopping apiserver refuses on another one, and
-    its health checks keep them away from one that is down."""
+    that each restart's cost of about one request per long-lived connection fits the budget). New connections,
+    which the LB routes one by one, are judged on their own too (>= 99.5 %): the LB's health checks must take a
+    stopping apiserver out before it stops (its shutdown delay) and keep its successor out until it is ready."""
     ready_timeout_s = STARTUP_ALLOWANCE_S[Component.APISERVER]
     result = rolling_flag_change(cluster, nemesis, {"--max-requests-inflight": "300"}, ready_timeout_s=ready_timeout_s)
     changed = list(result.changed)
@@ -158,8 +158,10 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
     time.sleep(lb_rise_s(cluster.topology) + 1)
     observe_at_least(rolling_change_prober)
     api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT)
-    verdicts = judge(history, api, figures={"changed": changed, "rolled_back": rolled_back},
-                     measures=[from_verdict("availability_pct", api, "availability_pct")])
+    routed = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT, new_connections=True)
+    verdicts = judge(history, api, routed, figures={"changed": changed, "rolled_back": rolled_back},
+                     measures=[from_verdict("availability_pct", api, "availability_pct"),
+                               from_verdict("availability_pct", routed, "availability_pct", subject="new-connections")])
     assert result.completed and changed == cluster.hosts(HostRole.CONTROLLER)
     assert rolled_back, "an apiserver was not ready within its start-up allowance after the rollback"
     assert all(verdicts), explain_all(verdicts)

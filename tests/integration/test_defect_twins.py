@@ -37,10 +37,12 @@ CASES = [
      "without_quorum or partitioned_leader or removed_member or disaster_recovery",
      ("a member without quorum acknowledged a write", "no etcd leader agreed on by the members",
       "etcd refused /v3/cluster/member/remove", "the surviving member c3 acknowledged a write without quorum")),
-    # the blind LB keeps sending new connections to an apiserver with a bad flag (in a rolling change too) and to
-    # one that restarts, whose refused connections it does not retry elsewhere
+    # the blind LB never takes an apiserver with a bad flag out (in a rolling change too), and keeps sending new
+    # connections to it and to one that is starting, whose refused connections it does not retry elsewhere (with the
+    # apiservers' shutdown delay only new connections still see the rolling good change: 98.6 % in ci7, 2026-11-26)
     ("lb-no-health-check", "scenarios/apiserver_flags/test_flag_corruption.py", "wrong-etcd-endpoint or rolling",
-     "[availability: fail] availability"),
+     ("the load balancer never marked c1 DOWN", "[availability: fail] availability",
+      "api.get requests to lb on new connections ok")),
     # every link is slow, also once a limit the scenario set is healed
     ("slow-links", "scenarios/bandwidth/test_bandwidth.py", "host_to_host or limit_is_enforced",
      ("links below 5.0 Gbit/s", "below the 5.0 Gbit/s floor")),

@@ -48,6 +48,19 @@ def test_availability_window_only_counts_requests_inside_it():
     assert availability(h, window=(0.2, 1.0), threshold_pct=100).passed
 
 
+def test_availability_on_new_connections_judges_only_the_requests_sent_each_on_a_new_connection():
+    h = History()
+    for i in range(1000):  # every fifth request on a new connection; 3 of those 200 fail (a blind LB's way)
+        fresh = i % 5 == 0
+        outcome = Outcome.FAIL if i in (100, 500, 900) else Outcome.OK
+        h.record("api-0" if fresh else "api-1", "api.get", "lb", i * 0.01, outcome, complete=i * 0.01 + 0.005,
+                 fresh=fresh)
+    assert availability(h, f="api.get", threshold_pct=99.5).passed  # 997 of 1000
+    routed = availability(h, f="api.get", threshold_pct=99.5, new_connections=True)
+    assert not routed.passed and routed.figures["requests"] == 200 and routed.figures["failed"] == 3
+    assert "api.get requests to lb on new connections ok (98.50%)" in routed.explanation
+
+
 def test_outage_running_to_the_end_counts_and_means_no_recovery():
     h = History()
     probes(h, "....xxxxx")
