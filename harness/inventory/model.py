@@ -199,6 +199,9 @@ class Inventory(Strict):
         if not any(HostRole.CONTROLLER in host.roles for host in self.hosts):
             raise ValueError("no host has the controller role; fix: list the hosts that run kube-apiserver with "
                              "roles: [controller]")
+        if not any(HostRole.ETCD in host.roles for host in self.hosts):
+            raise ValueError("no host has the etcd role; fix: add roles: [etcd] to the hosts that run an etcd member "
+                             "(with controller, for etcd on the controllers)")
         unknown = sorted(set(self.limits.allowed_hosts or []) - set(names))
         if unknown:
             raise ValueError(f"limits.allowed_hosts names unknown hosts {unknown}; fix: use names from hosts: {names}")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +14,12 @@ from pathlib import Path
 import yaml
 
 from harness.backends.process.target import ProcessTarget
+from harness.clients.health import probe
+from harness.components.base import HealthProbe
 from harness.net.netns import netns_name
 from harness.target.protocol import HostRole
 from harness.toolchain.debian import apt_install
+from harness.wait import wait_for
 
 SSHD = Path("/usr/sbin/sshd")
 
@@ -40,17 +42,6 @@ class Standin:
 
 def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "quorum-standin", "-f", str(path)], check=True)
-
-
-def _wait_listening(address: str, port: int, timeout_s: float = 10.0) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"sshd on {address}:{port} did not listen within {timeout_s} s")
 
 
 @contextlib.contextmanager
@@ -77,9 +68,8 @@ def standin(cluster: ProcessTarget, directory: Path) -> Iterator[Standin]:
                  "-o", "KbdInteractiveAuthentication=no", "-o", "UsePAM=no", "-o", "PidFile=none",
                  "-o", "StrictModes=no"],
                 stdout=subprocess.DEVNULL, stderr=(directory / f"sshd-{host}.log").open("w")))
-            _wait_listening(address, 22)
-            known.append(f"{address} {host_key.with_suffix('.pub').read_text().split(' ', 2)[0]} "
-                         f"{host_key.with_suffix('.pub').read_text().split(' ', 2)[1]}")
+            wait_for(lambda: probe(HealthProbe("tcp", address, 22)), 10, what=f"sshd on {address}:22 to listen")
+            known.append(f"{address} {' '.join(host_key.with_suffix('.pub').read_text().split()[:2])}")
         known_hosts = directory / "known_hosts"
         known_hosts.write_text("\n".join(known) + "\n")
         inventory = directory / "inventory.yaml"

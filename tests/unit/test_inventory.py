@@ -83,6 +83,10 @@ def test_hosts_are_named_once_a_controller_exists_and_every_component_is_describ
         host["roles"] = ["etcd"]
     assert "no host has the controller role" in problem(tmp_path, data)
     data = example()
+    for host in data["hosts"]:
+        host["roles"] = ["controller"]
+    assert "no host has the etcd role" in problem(tmp_path, data)
+    data = example()
     del data["components"]["kube-scheduler"]
     assert "components: missing ['kube-scheduler']" in problem(tmp_path, data)
 
