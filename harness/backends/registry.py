@@ -23,7 +23,10 @@ BACKENDS = {
     "kind": "harness.backends.kind.backend",
     "docker": "harness.backends.docker.backend",
     "fake": "harness.backends.fake.backend",
+    "remote": "harness.backends.remote.backend",
 }
+# not offered by --backend: fake is for Quorum's own tests; remote is chosen with --target (an inventory)
+NOT_PUBLIC = ("fake", "remote")
 
 
 def get(name: str) -> Backend:
@@ -33,7 +36,7 @@ def get(name: str) -> Backend:
 
 
 def public_names() -> list[str]:
-    return [name for name in BACKENDS if name != "fake"]
+    return [name for name in BACKENDS if name not in NOT_PUBLIC]
 
 
 def all_backends() -> list[Backend]:

@@ -26,11 +26,15 @@ class LeaseHolder:
 
 
 class ApiClient:
-    def __init__(self, endpoint: str, ca: str, client: Pair) -> None:
+    def __init__(self, endpoint: str, ca: str, client: Pair | None, token: str | None = None) -> None:
+        """A client certificate, or a bearer token (a kubeconfig of a cluster Quorum did not build may hold one)."""
         self.endpoint = endpoint.rstrip("/")
         self.session = session()
         self.session.verify = ca
-        self.session.cert = (str(client.cert), str(client.key))
+        if client is not None:
+            self.session.cert = (str(client.cert), str(client.key))
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
 
     def get(self, path: str, timeout: float = 2.0) -> requests.Response:
         return self.session.get(self.endpoint + path, timeout=timeout)
@@ -41,6 +45,7 @@ class ApiClient:
         other = copy.copy(self)
         other.session = session()
         other.session.verify, other.session.cert = self.session.verify, self.session.cert
+        other.session.headers.update(self.session.headers)
         return other
 
     def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10.0,

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.topology import Component, Strict
+from harness.topology import Component, HealthCheck, Strict
 
 # RFC 1123 host names and the names Quorum gives hosts: they reach ssh, logs and file names
 HOST_NAME = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
@@ -149,6 +149,13 @@ class EtcdAccess(Strict):
         return self
 
 
+class LoadBalancer(Strict):
+    """What Quorum cannot read from someone else's load balancer: how it checks the apiservers, as configured there
+    (e.g. HAProxy's inter, timeout check, fall, rise). The configuration checks judge it against the objectives."""
+
+    health_check: HealthCheck | None = None
+
+
 class Limits(Strict):
     """Enforced before any fault acts (docs/target.md)."""
 
@@ -183,6 +190,7 @@ class Inventory(Strict):
     hosts: list[Host] = Field(min_length=1)
     components: dict[Component, HowItRuns]
     etcd: EtcdAccess | None = None
+    load_balancer: LoadBalancer = LoadBalancer()
     limits: Limits = Limits()
 
     @field_validator("api_endpoint")

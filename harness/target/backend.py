@@ -22,6 +22,7 @@ class Backend(ABC):
     default_topology: str  # the topology `pytest scenarios/ --backend NAME` uses without --topology
     target_class: type[Target]
     public: bool = True  # offered by `quorum up --backend` and the plugin's --backend
+    builds: bool = True  # False: the cluster is someone else's; the plugin never tears it down or rebuilds it
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -37,6 +38,13 @@ class Backend(ABC):
     def describe(self, topology: Any) -> dict[str, str]:
         """What the report's environment says about a topology of this backend."""
         return {"cluster": topology.name}
+
+    def destructive_refusal(self, topology: Any) -> str | None:
+        """Why destructive scenarios must not run on a cluster of this topology (None: they may)."""
+        if getattr(topology, "disposable", False):
+            return None
+        return (f"{topology.name} is not disposable (disposable: false): destructive scenarios never run on it; "
+                "set disposable: true only on a cluster that may be broken on purpose")
 
     @abstractmethod
     def up(self, topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: None,

@@ -105,6 +105,20 @@ class Target(InHostNetwork, ABC):
         if reason:
             raise Unsupported(reason, "run it on a backend that offers it (docs/design.md lists them)")
 
+    def describe(self) -> dict[str, str]:
+        """What the report's environment says about the running cluster: its name, endpoint and versions as the
+        cluster itself reports them (a version it does not answer with is left out)."""
+        facts = {"cluster": self.name, "api_endpoint": self.api_endpoint}
+        try:
+            facts["kubernetes"] = str(self.api.get("/version", 5.0).json()["gitVersion"])
+        except Exception:  # noqa: BLE001 - the report says what it could
+            pass
+        try:
+            facts["etcd"] = str(self.etcd.post(self.etcd_urls[0], "/v3/maintenance/status", {}, 5.0)["version"])
+        except Exception:  # noqa: BLE001
+            pass
+        return facts
+
     @abstractmethod
     def hosts(self, role: str | None = None) -> list[str]:
         """The target's hosts (of one HostRole), in a stable order."""
@@ -112,6 +126,9 @@ class Target(InHostNetwork, ABC):
     @abstractmethod
     def component_hosts(self, component: Component | str) -> list[str]:
         """The hosts that run `component`, in a stable order."""
+
+    def close(self) -> None:
+        """Release what the target holds open (connections to remote hosts); it may be used again after."""
 
     def reload(self) -> "Target":
         """Read the run directory again (after a rebuild the run id and state change)."""

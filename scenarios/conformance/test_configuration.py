@@ -12,6 +12,7 @@ from harness.objectives.policy import active
 from harness.thresholds import (etcd_leader_change_bound_s, leader_failover_bound_s, leader_give_up_bound_s,
                                 lb_detection_bound_s)
 from harness.objectives.policy import WRITER_TIMEOUT_S
+from harness.target.protocol import Unsupported
 from harness.topology import Component, EtcdSettings, LeaderElection
 
 pytestmark = pytest.mark.conformance
@@ -27,7 +28,10 @@ def _promises(bound: float, objective: float) -> bool:
 def test_the_restart_back_off_promises_the_time_to_healthy_objective(cluster, component):
     """A killed component is back within its restart back-off and start-up allowance (the cluster's self-healing:
     a supervisor's policy, a kubelet's crash back-off); that must fit the time_to_healthy_s objective."""
-    promised = cluster.restart_budget_s(component)
+    try:
+        promised = cluster.restart_budget_s(component)
+    except Unsupported as unknown:  # e.g. a remote target whose inventory names no keeper Quorum can read
+        pytest.skip(f"{unknown.problem} (fix: {unknown.fix})")
     objective = active().for_measure("time_to_healthy_s", component.value)
     assert _promises(promised, objective), (
         f"{component.value}: its restart back-off and start-up allowance promise {promised:.1f} s back to healthy, "
@@ -60,7 +64,10 @@ def test_the_load_balancers_checks_promise_the_detection_objectives(cluster):
     """The LB's check interval, fall count and timeout bound how soon a dead, unready or hung apiserver leaves
     rotation: both bounds must fit the lb_detection_s and lb_detection_hung_s objectives."""
     objectives = active()
-    check = cluster.load_balancer_check()
+    try:
+        check = cluster.load_balancer_check()
+    except Unsupported as unknown:  # someone else's load balancer, its checks not described
+        pytest.skip(f"{unknown.problem} (fix: {unknown.fix})")
     assert check is not None, ("the load balancer has no health check of the apiservers: a dead one is never taken "
                                "out, so the lb_detection_s objective cannot be met")
     dead, hung = lb_detection_bound_s(check), lb_detection_bound_s(check, hang_s=check.timeout_s)

@@ -102,7 +102,10 @@ def test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver(clus
 def test_leader_election_is_on_with_the_topology_timings(cluster, component):
     """Invariant: warm standbys with leader election, using the timings the topology states. Source: seed 004
     (warm-standby controller-manager/scheduler), seed 003 (timings adjusted after destructive testing)."""
-    election = cluster.topology.leader_election
+    election = getattr(cluster.topology, "leader_election", None)
+    if election is None:  # an inventory states no timings: the configuration checks judge the running ones
+        pytest.skip(f"{cluster.name} states no lease timings to compare with (test_configuration.py judges the "
+                    "running ones against the objectives)")
     wanted = {"--leader-elect-lease-duration": election.lease_duration_s,
               "--leader-elect-renew-deadline": election.renew_deadline_s,
               "--leader-elect-retry-period": election.retry_period_s}

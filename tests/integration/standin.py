@@ -85,6 +85,8 @@ def standin(cluster: ProcessTarget, directory: Path) -> Iterator[Standin]:
                            ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")},
             "etcd": {"endpoints": cluster.etcd_urls, "ca": str(credentials.ca), "cert": str(credentials.client.cert),
                      "key": str(credentials.client.key)},
+            # what a team states about its load balancer, here as the topology configured HAProxy
+            "load_balancer": {"health_check": cluster.topology.load_balancer.health_check.model_dump()},
         }, sort_keys=False))
         yield Standin(inventory, client_key, known_hosts, directory)
     finally:

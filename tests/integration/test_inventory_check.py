@@ -7,8 +7,12 @@ import sys
 
 import pytest
 
+from harness.backends import registry
+from harness.target.protocol import HostRole
+from harness.topology import Component
 from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
 from tests.integration.standin import standin
+from tests.protocol_checks import check_target
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +94,68 @@ def test_accept_new_remembers_each_host_key_on_first_contact_and_strict_then_acc
     assert lines[0].startswith("@cert-authority") and len(lines) == 4, lines  # kept, and one line per host
     code, output = inventory_check(staging.write(ssh=ssh))
     assert code == 0, output
+
+
+def scenarios_against(inventory, tmp_path) -> tuple[int, dict[str, tuple[str, str]]]:
+    """`pytest scenarios/ --target INVENTORY` in a child session: its exit code and each test's outcome and
+    message from its junit report."""
+    import xml.etree.ElementTree as ElementTree
+
+    histories = tmp_path / "histories"
+    result = subprocess.run([sys.executable, "-m", "pytest", "scenarios/", f"--target={inventory}",
+                             f"--run-dir={tmp_path / 'run'}", f"--history-dir={histories}", "-p", "no:cacheprovider",
+                             "-q", "-rs"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    outcomes = {}
+    for case in ElementTree.parse(histories / "junit.xml").iter("testcase"):
+        verdict = next(iter(case), None)
+        name = f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}"
+        outcomes[name] = ("passed", "") if verdict is None else (verdict.tag, verdict.get("message", ""))
+    print(result.stdout[-3000:], result.stderr[-2000:])
+    return result.returncode, outcomes
+
+
+def destructive_tests() -> set[str]:
+    listed = subprocess.run([sys.executable, "-m", "pytest", "scenarios/", "--collect-only", "-q", "-m", "destructive",
+                             "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return {line.split("/")[-1].replace(".py", "") for line in listed.stdout.splitlines() if "::" in line}
+
+
+def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destructive_scenario(staging, ha3, tmp_path):
+    """`pytest scenarios/ --target` on someone else's cluster (disposable: false): the read-only checks run over SSH,
+    the API and etcd, and pass on this healthy cluster; every destructive scenario is skipped with the reason; the
+    cluster is left exactly as it was (the same processes)."""
+    before = {(c.value, h): ha3.pid(c, h) for c in (Component.ETCD, Component.APISERVER) for h in ha3.hosts(HostRole.CONTROLLER)}
+    code, outcomes = scenarios_against(staging.write(disposable=False), tmp_path)
+    assert code == 0, outcomes
+    passed = {name for name, (outcome, _) in outcomes.items() if outcome == "passed"}
+    for name in ("test_conformance::test_etcd_members_are_exactly_the_etcd_hosts",
+                 "test_conformance::test_every_apiserver_lists_every_etcd_member",
+                 "test_conformance::test_anonymous_requests_are_refused_except_on_health_endpoints",
+                 "test_conformance::test_the_etcd_client_port_is_reachable_from_every_controller",
+                 "test_configuration::test_the_load_balancers_checks_promise_the_detection_objectives",
+                 "test_configuration::test_the_etcd_timings_promise_the_leader_change_and_write_stall_objectives",
+                 "test_configuration::test_the_lease_timings_promise_the_failover_and_give_up_objectives[kube-scheduler]",
+                 "test_etcd_quorum::test_members_use_tls_on_peer_and_client_urls"):
+        assert name in passed, (name, outcomes.get(name))
+    destructive = destructive_tests()
+    assert destructive and destructive <= set(outcomes), destructive - set(outcomes)
+    for name in destructive:
+        outcome, message = outcomes[name]
+        assert outcome == "skipped", (name, outcome, message)
+        assert "standin is not disposable (disposable: false)" in message or "not on --target" in message, (name, message)
+    assert any("standin is not disposable" in outcomes[name][1] for name in destructive)
+    assert {(c.value, h): ha3.pid(c, h) for c in (Component.ETCD, Component.APISERVER)
+            for h in ha3.hosts(HostRole.CONTROLLER)} == before
+
+
+def test_the_target_protocol_holds_on_remote(staging, tmp_path):
+    """The remote backend's target passes the protocol's conformance checks on the stand-in: read only, every
+    fault capability refused by name (tests/protocol_checks.py)."""
+    target = registry.get("remote").up(staging.inventory, tmp_path / "run")
+    try:
+        check_target(target)
+        assert (tmp_path / "run" / "kubeconfig").stat().st_mode & 0o077 == 0
+    finally:
+        target.close()
+        registry.down(target.run_dir)
+    assert not (tmp_path / "run" / "pki").exists()

@@ -1,0 +1,1 @@
+"""A cluster Quorum did not build, described by an inventory and reached over its kubeconfig and SSH."""

@@ -1,0 +1,98 @@
+"""The remote backend's entry point (harness/backends/registry.py), reached with `pytest scenarios/ --target FILE`,
+not `--backend`: it builds nothing. `up` opens the inventory's cluster: every piece must answer as
+`quorum inventory check` sees it, before anything acts; `teardown` removes only Quorum's local copies of the
+credentials, never anything on the cluster."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import yaml
+
+from harness.backends.common import MARKER, check_run_dir, default_run_dir
+from harness.backends.remote.target import INVENTORY, RemoteTarget
+from harness.errors import ClusterError
+from harness.inventory.check import check
+from harness.inventory.load import load_inventory, local_path
+from harness.inventory.model import Inventory
+from harness.run.state import RunState, register
+from harness.target.backend import Backend, Say
+
+
+def with_absolute_paths(inventory: Inventory, base: Path) -> dict:
+    """The inventory as data, each path on this machine made absolute (the run directory's copy is read from there)."""
+    data = inventory.model_dump(mode="json", exclude_none=True)
+
+    def absolute(section: dict, key: str) -> None:
+        if section.get(key):
+            section[key] = str(local_path(section[key], base).resolve())
+
+    absolute(data["kubeconfig"], "path")
+    absolute(data["ssh"], "key_file")
+    absolute(data["ssh"], "known_hosts")
+    for host in data["hosts"]:
+        absolute(host.get("ssh", {}), "key_file")
+    if inventory.etcd and not inventory.etcd.on_hosts:
+        for key in ("ca", "cert", "key"):
+            absolute(data["etcd"], key)
+    return data
+
+
+class RemoteBackend(Backend):
+    name = "remote"
+    summary = "a cluster Quorum did not build, from an inventory (pytest --target FILE)"
+    default_topology = "docs/examples/staging-inventory.yaml"
+    target_class = RemoteTarget
+    public = False  # chosen with --target, never built by `quorum up`
+    builds = False
+
+    def load_topology(self, path: Path) -> Inventory:
+        return load_inventory(path)
+
+    def describe(self, topology: Inventory) -> dict[str, str]:
+        return {"target": topology.name, "api_endpoint": topology.api_endpoint,
+                "disposable": str(topology.disposable).lower()}
+
+    def destructive_refusal(self, topology: Inventory) -> str | None:
+        refusal = super().destructive_refusal(topology)
+        if refusal:
+            return refusal
+        return ("faults over SSH are not built yet: on a remote target the suites run conformance and configuration "
+                "checks and monitors only (docs/target.md)")
+
+    def up(self, topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: None,
+           timeout_s: float | None = None) -> RemoteTarget:
+        """Open the inventory's cluster; ClusterError naming each piece that did not answer, with its fix."""
+        topology_file = Path(topology_file)
+        inventory = load_inventory(topology_file)
+        run_dir = (run_dir or default_run_dir(inventory.name)).resolve()
+        check_run_dir(run_dir)
+        if (run_dir / "state.json").exists():
+            raise ClusterError(f"{run_dir} already holds a run", f"quorum down {run_dir}")
+        say(f"checking every piece of {inventory.name} (API, SSH to {len(inventory.hosts)} hosts, etcd)")
+        failed = [row for row in check(inventory, topology_file.resolve().parent) if not row.ok]
+        if failed:
+            raise ClusterError(f"{topology_file}: target {inventory.name} is not as its inventory says, so nothing "
+                               "runs against it:\n" + "\n".join(f"  - {row.piece}: {row.detail}" +
+                                                                (f" (fix: {row.fix})" if row.fix else "")
+                                                                for row in failed),
+                               f"quorum inventory check {topology_file} shows every piece")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(run_dir, 0o700)
+        (run_dir / MARKER).touch()
+        copy = run_dir / INVENTORY
+        copy.write_text(yaml.safe_dump(with_absolute_paths(inventory, topology_file.resolve().parent), sort_keys=False))
+        state = RunState(run_id=secrets.token_hex(3), name=inventory.name, backend=self.name, run_dir=str(run_dir),
+                         status="ready")
+        state.save()
+        register(state)
+        return RemoteTarget(run_dir)
+
+    def teardown(self, state: RunState) -> list[str]:
+        """Nothing on the cluster: it is someone else's. The run's local credential copies go with its data."""
+        return []
+
+
+BACKEND = RemoteBackend()

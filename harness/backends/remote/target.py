@@ -1,0 +1,357 @@
+"""A cluster Quorum did not build, as a Target: the hosts and components an inventory describes (docs/target.md),
+reached over SSH (harness/remote/ssh.py), the API through the inventory's endpoint with the kubeconfig's
+credentials, etcd with the inventory's client certificate. Read only for now: it offers no fault capability, so
+the suites run its conformance checks, configuration checks and monitors, and skip every destructive scenario."""
+
+from __future__ import annotations
+
+import math
+import socket
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+from harness.backends.remote.credentials import api_credentials
+from harness.clients.etcdapi import EtcdClient, EtcdCredentials
+from harness.clients.kubeapi import ApiClient
+from harness.components.flags import parse_flags
+from harness.errors import ClusterError
+from harness.inventory.check import ssh_hosts
+from harness.inventory.discover import find_pids
+from harness.inventory.load import load_inventory
+from harness.inventory.model import HostRole as InventoryRole, Inventory, StaticPod, SystemdUnit
+from harness.pki import Pair
+from harness.remote.ssh import RemoteError, SshHost
+from harness.run.state import RunState
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole, Target, Unsupported, component_name
+from harness.thresholds import static_pod_restart_budget_s
+from harness.topology import Component, HealthCheck
+
+if TYPE_CHECKING:
+    import testinfra.host
+
+INVENTORY = "topology.yaml"  # the run directory's copy of the inventory, its local paths made absolute
+APISERVER_PORT = 6443  # kube-apiserver's default --secure-port
+# the controller-manager's and the scheduler's default --secure-port, asked from inside their host
+HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
+ROLES = {HostRole.CONTROLLER: InventoryRole.CONTROLLER, HostRole.ETCD: InventoryRole.ETCD}
+
+
+def resolved(address: str) -> set[str]:
+    try:
+        return {info[4][0] for info in socket.getaddrinfo(address, None)}
+    except socket.gaierror:
+        return set()
+
+
+class RemoteTarget(Target):
+    BACKEND_NAME = "remote"
+    topology: Inventory
+    health_poll_s = 0.5  # each check is a command over SSH or a request across the network
+    poll_interval_s = 2.0
+    settle_s = 60.0  # how long the guard waits for the cluster to heal itself before it skips a test
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir).resolve()
+        self.state = RunState.load(self.run_dir)
+        self.topology = load_inventory(self.run_dir / INVENTORY)
+
+    @classmethod
+    def capabilities(cls) -> frozenset[Capability]:
+        return frozenset()  # faults over SSH are not built yet (docs/target.md)
+
+    def describe(self) -> dict[str, str]:
+        return super().describe() | {"target": self.name,
+                                     "hosts": ", ".join(f"{h.name} ({h.address})" for h in self.topology.hosts)}
+
+    # ---- hosts ---------------------------------------------------------------------------------
+
+    def hosts(self, role: str | None = None) -> list[str]:
+        if role is None:
+            return [host.name for host in self.topology.hosts]
+        return self.topology.hosts_with(ROLES[role]) if role in ROLES else []
+
+    def component_hosts(self, component: Component | str) -> list[str]:
+        name = component_name(component)
+        if name == Component.ETCD.value:
+            return self.hosts(HostRole.ETCD)
+        return self.hosts(HostRole.CONTROLLER) if Component(name) in self.topology.components else []
+
+    @cached_property
+    def ssh(self) -> dict[str, SshHost]:
+        return ssh_hosts(self.topology, self.run_dir)
+
+    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+        try:
+            result = self.ssh[host].run(argv, timeout_s=timeout)
+        except RemoteError:
+            if not check:
+                return ""
+            raise
+        if check and not result.ok:
+            raise RemoteError(f"{argv[0]} on {self.ssh[host].where} exited {result.rc}: {result.stderr.strip()[-300:]}",
+                              "run it there by hand to see why")
+        return result.stdout
+
+    def put_file(self, host: str, path: str, text: str) -> None:
+        self.require(Capability.OVERRIDE_ARGS)
+
+    def testinfra(self, host: str) -> "testinfra.host.Host":
+        return self.ssh[host].testinfra
+
+    def close(self) -> None:
+        for ssh in self.__dict__.get("ssh", {}).values():
+            ssh.close()
+
+    # ---- clients -------------------------------------------------------------------------------
+
+    @cached_property
+    def _credentials(self):
+        return api_credentials(self.topology, self.run_dir, self.run_dir)
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self._credentials.kubeconfig
+
+    @cached_property
+    def api(self) -> ApiClient:
+        credentials = self._credentials
+        return ApiClient(self.topology.api_endpoint, str(credentials.ca), credentials.client, credentials.token)
+
+    def apiserver(self, host: str) -> ApiClient:
+        other = self.api.on_a_new_connection()
+        port = self._flags(Component.APISERVER, host).get("--secure-port", str(APISERVER_PORT))
+        other.endpoint = f"https://{self._address(host)}:{int(port)}"
+        return other
+
+    def _flags(self, component: Component | str, host: str) -> dict[str, str]:
+        """The flags a component was last seen running with (kept: a read-only target changes none of them, and
+        health checks ask for its ports on every poll)."""
+        key = (component_name(component), host)
+        if key not in self._seen_flags:
+            self._seen_flags[key] = parse_flags(self._argv(component, host)[1:])
+        return self._seen_flags[key]
+
+    @cached_property
+    def _seen_flags(self) -> dict[tuple[str, str], dict[str, str]]:
+        return {}
+
+    def _address(self, host: str) -> str:
+        return next(h.address for h in self.topology.hosts if h.name == host)
+
+    def lease_clients(self) -> list[ApiClient]:
+        """Through the load balancer and, if that fails, from each apiserver directly."""
+        return [self.api] + [self.apiserver(host) for host in self.hosts(HostRole.CONTROLLER)]
+
+    def _host_by_address(self, address: str) -> str | None:
+        addresses = resolved(address) | {address}
+        return next((h.name for h in self.topology.hosts if (resolved(h.address) | {h.address}) & addresses), None)
+
+    @cached_property
+    def etcd_urls(self) -> list[str]:
+        return list(self._etcd_access().endpoints)
+
+    def etcd_url(self, host: str) -> str:
+        for url in self.etcd_urls:
+            if self._host_by_address(urlparse(url).hostname or "") == host:
+                return url
+        raise ClusterError(f"no etcd endpoint in the inventory reaches host {host}",
+                           "list each etcd host's https://address:2379 under etcd.endpoints")
+
+    def etcd_member_named(self, url: str) -> str | None:
+        """By address: a component may name a member by a DNS name the inventory gives as an IP, or the reverse."""
+        parsed = urlparse(url)
+        host = self._host_by_address(parsed.hostname or "")
+        return host if host in self.hosts(HostRole.ETCD) else None
+
+    def _etcd_access(self):
+        if self.topology.etcd is None:
+            raise Unsupported("the inventory has no etcd: section", "add etcd.endpoints and the client certificate")
+        return self.topology.etcd
+
+    @cached_property
+    def etcd_credentials(self) -> EtcdCredentials:
+        """The inventory's client certificate: local files, or (on_hosts) copied from the first etcd host into
+        run_dir/pki (0600)."""
+        access = self._etcd_access()
+        if not access.on_hosts:
+            return EtcdCredentials(Path(access.ca), Pair(Path(access.cert), Path(access.key)))
+        directory = self.run_dir / "pki"
+        directory.mkdir(mode=0o700, exist_ok=True)
+        source = self.ssh[self.hosts(HostRole.ETCD)[0]]
+        paths = {}
+        for field in ("ca", "cert", "key"):
+            path = directory / f"etcd-{field}.pem"
+            path.touch(mode=0o600)
+            path.write_bytes(source.read_file(getattr(access, field)))
+            paths[field] = path
+        return EtcdCredentials(paths["ca"], Pair(paths["cert"], paths["key"]))
+
+    @cached_property
+    def etcd(self) -> EtcdClient:
+        """Members are named by etcd's --name, which need not be the inventory's host name: mapped by address."""
+        credentials = self.etcd_credentials
+        client = EtcdClient(self.etcd_urls, str(credentials.ca), credentials.client)
+        names: dict[str, str] = {}
+        for url in self.etcd_urls:
+            try:
+                members = client.post(url, "/v3/cluster/member/list", {}, 5.0).get("members", [])
+            except Exception:  # noqa: BLE001 - another member may answer
+                continue
+            for member in members:
+                for member_url in member.get("peerURLs", []) + member.get("clientURLs", []):
+                    host = self._host_by_address(urlparse(member_url).hostname or "")
+                    if host:
+                        names[member.get("name", "")] = host
+            break
+        client.host_of = lambda name: names.get(name, name)
+        return client
+
+    def ensure_local(self) -> None:
+        """Traffic goes only where the inventory points: the API endpoint and the etcd endpoints must be the load
+        balancer's address or an inventory host's (a kubeconfig or URL pointing elsewhere is refused)."""
+        lb = urlparse(self.topology.api_endpoint).hostname or ""
+        allowed = resolved(lb) | {lb} | {a for h in self.topology.hosts for a in resolved(h.address) | {h.address}}
+        for url in [self.topology.api_endpoint, *(self.etcd_urls if self.topology.etcd else [])]:
+            address = urlparse(url).hostname or ""
+            if not (resolved(address) | {address}) & allowed:
+                raise ClusterError(f"{url} is not an address the inventory names: refusing to send traffic there",
+                                   "point api_endpoint and etcd.endpoints at the inventory's hosts")
+
+    # ---- components ----------------------------------------------------------------------------
+
+    def pid(self, component: Component | str, host: str) -> int | None:
+        pids = find_pids(self.ssh[host], [component_name(component)])[component_name(component)]
+        return pids[0] if len(pids) == 1 else None
+
+    def _argv(self, component: Component | str, host: str) -> list[str]:
+        pid = self.pid(component, host)
+        if pid is None:
+            raise ClusterError(f"{component_name(component)}@{host} is not running (or runs more than once)",
+                               f"quorum inventory check shows what runs on {host}")
+        return [a for a in self.ssh[host].read_file(f"/proc/{pid}/cmdline").decode(errors="replace").split("\0") if a]
+
+    def command_line(self, component: Component | str, host: str) -> list[str]:
+        """What runs: Quorum did not write this cluster's configuration, so the live command line is the configured one."""
+        return self._argv(component, host)
+
+    def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
+        return {host: parse_flags(self._argv(component, host)[1:]) for host in self.component_hosts(component)}
+
+    def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
+        self.require(Capability.SIGNAL)
+
+    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
+        self.require(Capability.HOLD)
+
+    def release(self, component: Component | str, host: str) -> None:
+        self.require(Capability.HOLD)
+
+    def held(self, component: Component | str, host: str) -> bool:
+        return False  # nothing holds a component here: Quorum never does (no HOLD capability)
+
+    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
+        self.require(Capability.OVERRIDE_ARGS)
+
+    def restore_command_line(self, component: Component | str, host: str) -> None:
+        self.require(Capability.OVERRIDE_ARGS)
+
+    def component_healthy(self, component: Component | str, host: str) -> bool:
+        """The apiserver's /readyz and etcd's status, asked directly; the controller-manager's and the
+        scheduler's /healthz from inside their host (they usually bind to loopback)."""
+        name = component_name(component)
+        try:
+            if name == Component.APISERVER.value:
+                return self.apiserver(host).ready()
+            if name == Component.ETCD.value:
+                return self.etcd.status(self.etcd_url(host), timeout=2.0) is not None
+            flags = self._flags(name, host)
+            port = int(flags.get("--secure-port", HEALTH_PORTS[name]))
+            address = flags.get("--bind-address", "127.0.0.1")
+            address = "127.0.0.1" if address in ("0.0.0.0", "::", "") else address
+            answer = self.exec(host, ["curl", "-sk", "--max-time", "2", f"https://{address}:{port}/healthz"], check=False)
+            return answer.strip() == "ok"
+        except (ClusterError, RemoteError):
+            return False
+
+    def restarts(self, component: Component | str, host: str) -> int:
+        raise Unsupported(f"how often {component_name(component)}@{host} restarted is not read on a remote target yet",
+                          "docs/target.md says what a remote target offers")
+
+    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
+        """The unit's journal, or a static pod's newest container log as the kubelet keeps it; nothing for a
+        process whose keeper Quorum does not know."""
+        name, how = component_name(component), self.topology.components.get(Component(component_name(component)))
+        if isinstance(how, SystemdUnit):
+            return self.exec(host, ["journalctl", "--no-pager", "-u", how.unit, "-n", str(int(lines))], check=False)
+        if isinstance(how, StaticPod):
+            logs = self.exec(host, ["sh", "-c", 'ls -t /var/log/pods/kube-system_"$1"-*/"$1"/*.log 2>/dev/null',
+                                    "sh", name], check=False).split()
+            return self.exec(host, ["tail", "-n", str(int(lines)), logs[0]], check=False) if logs else ""
+        return ""
+
+    # ---- what the configuration promises ----------------------------------------------------------
+
+    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        """A static pod: the kubelet's crash back-off (its defaults) and the start-up allowance. What restarts a
+        systemd unit or a plain process is not read yet: Unsupported, with the reason."""
+        name = Component(component_name(component))
+        how = self.topology.components[name]
+        if isinstance(how, StaticPod):
+            return static_pod_restart_budget_s(name, kill, earlier_restarts)
+        raise Unsupported(f"{name.value} runs as {how.runs_as}: what restarts it, and how soon, is not read from "
+                          "a remote host yet", "describe it as a static pod if a kubelet runs it (docs/target.md)")
+
+    def held_return_s(self, component: Component | str, host: str) -> float:
+        self.require(Capability.HOLD)
+        return math.inf
+
+    def load_balancer_check(self) -> HealthCheck | None:
+        """As the inventory states it: Quorum cannot read the configuration of someone else's load balancer."""
+        check = self.topology.load_balancer.health_check
+        if check is None:
+            raise Unsupported("the inventory does not say how the load balancer checks the apiservers",
+                              "add load_balancer.health_check (interval_s, timeout_s, fall, rise) as your load "
+                              "balancer is configured (docs/target.md)")
+        return check if check.enabled else None
+
+    # ---- network -------------------------------------------------------------------------------
+
+    def address(self, host: str) -> str | None:
+        return self._address(host)
+
+    def link(self, host: str) -> str:
+        self.require(Capability.SHAPE)
+        return ""
+
+    # ---- health --------------------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        found = []
+        for host in self.hosts():
+            for component in self.topology.components:
+                if host in self.component_hosts(component) and not self.component_healthy(component, host):
+                    found.append(f"{component.value}@{host} unhealthy")
+        if not self.api.ready(timeout=5.0):
+            found.append(f"/readyz via {self.topology.api_endpoint}")
+        found += [f"lease {name} unheld" for name, host in self.lease_holders().items() if host is None]
+        return found
+
+    @cached_property
+    def _hostnames(self) -> dict[str, str]:
+        """Each host's own hostname (what a lease holder's identity starts with) -> its inventory name."""
+        names = {}
+        for host in self.hosts(HostRole.CONTROLLER):
+            hostname = self.exec(host, ["hostname"], check=False).strip()
+            if hostname:
+                names[hostname] = host
+        return names
+
+    def lease_host(self, identity: str) -> str:
+        """Identities are '<hostname>_<uuid>'; the inventory may name the host otherwise."""
+        hostname = identity.split("_", 1)[0]
+        if hostname in self.hosts():
+            return hostname
+        return self._hostnames.get(hostname, hostname)

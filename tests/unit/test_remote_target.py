@@ -1,0 +1,97 @@
+"""The remote backend's pure parts: the kubeconfig's credentials copied privately with the API endpoint as server,
+the run directory's copy of an inventory with absolute paths, and what the plugin refuses on a remote target
+(pytest --target). Against a real cluster: tests/integration/test_inventory_check.py."""
+
+import base64
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.backends.registry import get
+from harness.backends.remote.backend import with_absolute_paths
+from harness.backends.remote.credentials import api_credentials
+from harness.errors import ClusterError
+from harness.inventory.load import load_inventory
+from tests.unit.test_inventory import example, usable
+
+ROOT = Path(__file__).resolve().parents[2]
+PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def kubeconfig(user: dict, server: dict | None = None) -> dict:
+    server = {"server": "https://elsewhere:6443", "certificate-authority-data": base64.b64encode(PEM).decode()} \
+        if server is None else server
+    return {"apiVersion": "v1", "kind": "Config", "current-context": "admin@staging",
+            "clusters": [{"name": "c", "cluster": server}], "users": [{"name": "u", "user": user}],
+            "contexts": [{"name": "admin@staging", "context": {"cluster": "c", "user": "u"}}]}
+
+
+def inventory_with(tmp_path: Path, config: dict):
+    path = usable(tmp_path, example())
+    (tmp_path / "kubeconfig").write_text(yaml.safe_dump(config))
+    return load_inventory(path)
+
+
+def test_a_client_certificate_is_copied_private_and_the_api_endpoint_becomes_the_server(tmp_path):
+    (tmp_path / "client.key").write_bytes(b"KEY")  # a file the kubeconfig names, relative to itself
+    inventory = inventory_with(tmp_path, kubeconfig({"client-certificate-data": base64.b64encode(PEM).decode(),
+                                                     "client-key": "client.key"}))
+    run_dir = tmp_path / "run"
+    credentials = api_credentials(inventory, tmp_path, run_dir)
+    assert credentials.client.key.read_bytes() == b"KEY" and credentials.ca.read_bytes() == PEM
+    for path in (credentials.kubeconfig, credentials.ca, credentials.client.cert, credentials.client.key):
+        assert path.stat().st_mode & 0o077 == 0, path
+    written = yaml.safe_load(credentials.kubeconfig.read_text())
+    assert written["clusters"][0]["cluster"]["server"] == inventory.api_endpoint
+    assert credentials.token is None
+
+
+def test_a_token_is_used_when_there_is_no_client_certificate(tmp_path):
+    inventory = inventory_with(tmp_path, kubeconfig({"token": "abc"}))
+    credentials = api_credentials(inventory, tmp_path, tmp_path / "run")
+    assert credentials.client is None and credentials.token == "abc"
+
+
+@pytest.mark.parametrize("user, server, says", [
+    ({"exec": {"command": "aws"}}, None, "neither a client certificate and key nor a token"),
+    ({"token": "abc"}, {"server": "https://x:6443", "insecure-skip-tls-verify": True}, "names no certificate authority"),
+    ({"client-certificate": "missing.crt", "client-key-data": "S0VZ"}, None, "cannot be read"),
+])
+def test_a_kubeconfig_quorum_cannot_use_is_named_with_the_fix(tmp_path, user, server, says):
+    inventory = inventory_with(tmp_path, kubeconfig(user, server))
+    with pytest.raises(ClusterError) as error:
+        api_credentials(inventory, tmp_path, tmp_path / "run")
+    assert says in error.value.problem and error.value.fix
+
+
+def test_the_run_directory_copy_of_an_inventory_names_every_local_file_by_its_absolute_path(tmp_path):
+    inventory = load_inventory(usable(tmp_path, example()))
+    data = with_absolute_paths(inventory, tmp_path)
+    assert data["kubeconfig"]["path"] == str(tmp_path / "kubeconfig")
+    assert data["ssh"]["key_file"] == str(tmp_path / "key") and data["ssh"]["known_hosts"] == str(tmp_path / "known_hosts")
+    assert data["etcd"]["ca"] == inventory.etcd.ca  # on_hosts: a path on the hosts, not here
+    copy = tmp_path / "elsewhere" / "inventory.yaml"
+    copy.parent.mkdir()
+    copy.write_text(yaml.safe_dump(data))
+    again = load_inventory(copy)  # read from another folder, it names the same files
+    assert again.kubeconfig.path == str(tmp_path / "kubeconfig") and again.hosts == inventory.hosts
+    assert again.components == inventory.components and again.load_balancer == inventory.load_balancer
+
+
+def test_destructive_scenarios_are_refused_on_a_remote_target_disposable_or_not(tmp_path):
+    remote = get("remote")
+    data = example()
+    assert "is not disposable (disposable: false)" in remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
+    data["disposable"] = True
+    assert "faults over SSH are not built yet" in remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
+    assert get("process").destructive_refusal(get("process").load_topology(ROOT / "clusters" / "ha3.yaml")) is None
+
+
+def test_target_takes_no_backend_or_topology(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pytest", "scenarios/etcd", "--collect-only", "-q", "--target",
+                             str(tmp_path / "inventory.yaml"), "--backend", "kind", "-p", "no:cacheprovider",
+                             "--history-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "--target names a cluster Quorum did not build" in result.stderr, result.stderr
