@@ -62,7 +62,9 @@ case "$job" in
     # CI short; then, alone, the tests that act on every run of the machine (quorum down --all) or judge
     # throughput and latency (bandwidth floors, the load suite's SLOs), which the other lane would distort
     lanes=0 alone=0
+    export QUORUM_LANE_LOG; QUORUM_LANE_LOG="$(mktemp)"
     pytest tests -n 2 --durations=25 "$@" || lanes=$?
+    cat "$QUORUM_LANE_LOG"; rm -f "$QUORUM_LANE_LOG"  # each lane's span: how to balance them (tests/conftest.py)
     pytest tests --alone --durations=10 -p no:cacheprovider "$@" || alone=$?
     # exit 5 is "selected nothing": fine for one pass (arguments such as -k may leave it empty), not for both
     case "$lanes:$alone" in

@@ -272,7 +272,7 @@ def heal(cluster: str | None, force: bool) -> None:
 def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None:
     """Judge a run against a policy: exit 0 promote, 1 block, 2 cannot judge."""
     from harness.gate import Decision, Policy, evaluate
-    from harness.report.results import ResultsError, load_results
+    from harness.report.results import ResultsError, load_cluster, load_results
 
     def cannot_judge(problem: str, fix: str) -> None:
         errors.print(f"cannot judge: {problem}\nfix: {fix}", highlight=False, markup=False)
@@ -295,8 +295,12 @@ def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None
         cannot_judge(error.problem, error.fix)
     except Exception as error:  # noqa: BLE001 - whatever breaks, the gate must not read as "block" (exit 1)
         cannot_judge(f"the gate itself failed: {type(error).__name__}: {error}", "report this as a Quorum bug")
+    judged = load_cluster(results)
+    verdict.cluster = judged
+    on = f" on {judged.get('target') or judged.get('cluster')} ({judged.get('api_endpoint', '?')}, Kubernetes " \
+         f"{judged.get('kubernetes', '?')}, etcd {judged.get('etcd', '?')})" if judged else ""
     table = Table("suite", "scenario", "outcome", "measure", "figure", "objective", "configuration", "verdict",
-                  "reason", title=escape(f"gate: {results}"))
+                  "reason", title=escape(f"gate: {results}{on}"))
     colours = {"ok": "green", "block": "red", "unjudged": "yellow", "known failure": "blue"}
     for row in verdict.rows:  # scenario ids such as test_x[kube-scheduler] must not be read as markup
         table.add_row(escape(row.suite), escape(row.scenario if not row.measure else ""), row.outcome if not row.measure

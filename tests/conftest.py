@@ -70,6 +70,39 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return LaneScheduling(config, log)
 
 
+_LANE_SPAN: dict[str, list[float]] = {}  # lane -> [first start, last end, seconds spent in its tests], this worker
+
+
+def pytest_runtest_logstart(nodeid: str, location) -> None:
+    import time
+
+    span = _LANE_SPAN.setdefault(lane_of(nodeid), [time.time(), time.time(), 0.0])
+    span[1] = time.time()
+
+
+def pytest_runtest_logfinish(nodeid: str, location) -> None:
+    import time
+
+    span = _LANE_SPAN[lane_of(nodeid)]
+    span[2] += time.time() - span[1]
+    span[1] = time.time()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Each lane's span, so the lanes can be balanced from a CI log (run.sh prints it after the lanes): a worker
+    appends one line per lane it ran to $QUORUM_LANE_LOG."""
+    import os
+    import time
+
+    log = os.environ.get("QUORUM_LANE_LOG")
+    if not log or not hasattr(session.config, "workerinput"):
+        return
+    with open(log, "a") as out:
+        for lane, (start, end, busy) in sorted(_LANE_SPAN.items()):
+            out.write(f"lane {lane}: {session.config.workerinput['workerid']} ran {busy:.0f} s of tests, ended "
+                      f"{end - start:.0f} s after its first test started ({time.strftime('%H:%M:%S', time.localtime(end))})\n")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--alone", action="store_true",
                      help="run only the tests marked alone (run.sh runs them after the two parallel lanes)")

@@ -43,10 +43,12 @@ class GateResult:
     decision: Decision
     rows: list[Row] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    cluster: dict[str, str] = field(default_factory=dict)  # what was judged: name or target, endpoint, versions
 
     def to_json(self) -> str:
         return json.dumps({"decision": self.decision.name.lower(), "exit_code": self.decision.value,
-                           "reasons": self.reasons, "rows": [asdict(r) for r in self.rows]}, indent=1)
+                           "cluster": self.cluster, "reasons": self.reasons, "rows": [asdict(r) for r in self.rows]},
+                          indent=1)
 
     def to_junit(self) -> str:
         cases = []

@@ -47,6 +47,18 @@ def _outcome(case: ElementTree.Element) -> tuple[str, str]:
     return "passed", ""
 
 
+CLUSTER_FILE = "cluster.json"  # what the run's clusters said of themselves (Target.describe), beside its Histories
+
+
+def load_cluster(directory: Path) -> dict[str, str]:
+    """The cluster (or target) a run judged, as it described itself; empty for a run that wrote none."""
+    try:
+        data = json.loads((directory / CLUSTER_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
 def load_results(directory: Path) -> list[ScenarioResult]:
     junit = directory / "junit.xml"
     if not junit.is_file():

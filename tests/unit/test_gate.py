@@ -1,5 +1,6 @@
 import datetime
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -202,3 +203,16 @@ def test_without_results_the_newest_run_is_judged_even_when_it_died_before_its_j
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 2, out.stdout + out.stderr
     assert "no junit.xml in reports/histories/20261125-110000" in out.stderr
+
+
+def test_the_gate_names_the_cluster_or_target_the_run_judged(tmp_path):
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("required_suites: [etcd, self_healing]\n")
+    results = write_run(tmp_path / "run", GOOD, MEASURED)
+    (results / "cluster.json").write_text(json.dumps({"target": "staging", "api_endpoint": "https://10.0.0.10:6443",
+                                                      "kubernetes": "v1.34.4", "etcd": "3.6.5"}))
+    out = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", str(policy), "--results", str(results)],
+                         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "300"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "on staging (https://10.0.0.10:6443, Kubernetes v1.34.4, etcd 3.6.5)" in out.stdout, out.stdout
+    assert json.loads((results / "gate.json").read_text())["cluster"]["target"] == "staging"
