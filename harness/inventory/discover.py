@@ -17,8 +17,10 @@ from harness.topology import Component
 CONTROLLER_COMPONENTS = (Component.APISERVER, Component.CONTROLLER_MANAGER, Component.SCHEDULER)
 
 # A fixed script; the component names reach it as positional arguments, never pasted into it. Prints
-# "<name> <pid>" for each process of the host's network namespace whose executable is named <name>.
+# "<name> <pid>" for each process of the host's network namespace whose executable is named <name>. As another user
+# it would find nothing (root's /proc/PID/exe cannot be read) and call every component stopped: it refuses instead.
 FIND_PIDS = r"""
+[ "$(id -u)" = 0 ] || { echo "$(id -un) is not root: the processes of other users cannot be read" >&2; exit 3; }
 net=$(readlink /proc/self/ns/net)
 for d in /proc/[0-9]*; do
   exe=$(readlink "$d/exe" 2>/dev/null) || continue

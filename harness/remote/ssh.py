@@ -135,6 +135,9 @@ class SshHost:
         if use_sudo and rc != 0 and "a password is required" in err:
             raise RemoteError(f"{self.where}: sudo asks {self.settings.user} for a password",
                               "allow passwordless sudo for that user (NOPASSWD), or log in as root")
+        if use_sudo and rc == 127 and "sudo" in err:
+            raise RemoteError(f"{self.where}: sudo is not installed there",
+                              "install sudo with passwordless rights for the user, or log in as root (ssh.user)")
         return rc, out, err
 
     def run(self, argv: list[str], *, sudo: bool | None = None, timeout_s: float = 30.0) -> Result:

@@ -187,3 +187,29 @@ def test_a_twin_driven_through_target_fails_exactly_the_checks_it_fails_when_quo
         code, outcomes = scenarios_against(stand_in.write(disposable=False), tmp_path, "scenarios/conformance")
     failed = {name.partition("::")[2] for name, (outcome, _) in outcomes.items() if outcome in ("failure", "error")}
     assert code == 1 and failed == CONFORMANCE[twin], (code, sorted(failed))
+
+
+@pytest.fixture
+def unprivileged_user():
+    """A login without root (its password field '*': no password, not locked, which sshd without PAM refuses)."""
+    import shutil
+
+    from harness.toolchain.debian import apt_install
+
+    if shutil.which("sudo") is None:
+        apt_install(["sudo"])  # only this test needs sudo here (docs/target.md)
+    name = "quorum-nosudo"
+    subprocess.run(["userdel", name], capture_output=True)
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name], check=True)
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], check=True)
+
+
+def test_a_user_without_root_or_passwordless_sudo_is_named_with_the_fix(staging, unprivileged_user):
+    ssh = {"user": unprivileged_user, "key_file": str(staging.key), "known_hosts": str(staging.known_hosts)}
+    code, output = inventory_check(staging.write(ssh=ssh))
+    assert code == 2 and f"{unprivileged_user} is not root" in output and "ssh.sudo: true" in output, output
+    code, output = inventory_check(staging.write(ssh={**ssh, "sudo": True}))
+    assert code == 2 and f"sudo asks {unprivileged_user} for a password" in output and "NOPASSWD" in output, output

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from harness.backends.remote.credentials import api_credentials
+from harness.backends.remote.credentials import ApiCredentials, api_credentials
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
 from harness.components.flags import parse_flags
@@ -108,7 +108,7 @@ class RemoteTarget(Target):
     # ---- clients -------------------------------------------------------------------------------
 
     @cached_property
-    def _credentials(self):
+    def _credentials(self) -> ApiCredentials:
         return api_credentials(self.topology, self.run_dir, self.run_dir)
 
     @property
@@ -122,7 +122,10 @@ class RemoteTarget(Target):
 
     def apiserver(self, host: str) -> ApiClient:
         other = self.api.on_a_new_connection()
-        port = self._flags(Component.APISERVER, host).get("--secure-port", str(APISERVER_PORT))
+        try:
+            port = self._flags(Component.APISERVER, host).get("--secure-port", str(APISERVER_PORT))
+        except (ClusterError, RemoteError):  # not running now (nor seen before): its default port
+            port = str(APISERVER_PORT)
         other.endpoint = f"https://{self._address(host)}:{int(port)}"
         return other
 
