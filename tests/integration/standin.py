@@ -63,7 +63,7 @@ def standin(cluster: ProcessTarget, directory: Path) -> Iterator[Standin]:
             address = str(cluster.topology.address_of(host))
             servers.append(subprocess.Popen(
                 ["ip", "netns", "exec", netns_name(cluster.run_id, host), str(SSHD), "-D", "-e", "-f", "/dev/null",
-                 "-h", str(host_key), "-o", f"ListenAddress={address}:22", "-o", f"AuthorizedKeysFile={authorized}",
+                 "-h", str(host_key), "-o", f"ListenAddress={address}:22", "-o", f"AuthorizedKeysFile={authorized} .ssh/authorized_keys",
                  "-o", "PermitRootLogin=prohibit-password", "-o", "PasswordAuthentication=no",
                  "-o", "KbdInteractiveAuthentication=no", "-o", "UsePAM=no", "-o", "PidFile=none",
                  "-o", "StrictModes=no"],

@@ -5,6 +5,7 @@ each bad input is named with its fix, with nothing changed on the cluster."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -190,8 +191,9 @@ def test_a_twin_driven_through_target_fails_exactly_the_checks_it_fails_when_quo
 
 
 @pytest.fixture
-def unprivileged_user():
-    """A login without root (its password field '*': no password, not locked, which sshd without PAM refuses)."""
+def unprivileged_user(staging):
+    """A login without root (its password field '*': no password, not locked, which sshd without PAM refuses), with
+    the stand-in's client key in its own ~/.ssh/authorized_keys (sshd reads that file as the user)."""
     import shutil
 
     from harness.toolchain.debian import apt_install
@@ -199,12 +201,16 @@ def unprivileged_user():
     if shutil.which("sudo") is None:
         apt_install(["sudo"])  # only this test needs sudo here (docs/target.md)
     name = "quorum-nosudo"
-    subprocess.run(["userdel", name], capture_output=True)
-    subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name], check=True)
+    subprocess.run(["userdel", "--remove", name], capture_output=True)
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", "--password", "*", name], check=True)
     try:
+        home = Path(f"~{name}").expanduser()
+        (home / ".ssh").mkdir(mode=0o700)
+        (home / ".ssh" / "authorized_keys").write_text(staging.key.with_suffix(".pub").read_text())
+        subprocess.run(["chown", "-R", f"{name}:", str(home / ".ssh")], check=True)
         yield name
     finally:
-        subprocess.run(["userdel", name], check=True)
+        subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
 def test_a_user_without_root_or_passwordless_sudo_is_named_with_the_fix(staging, unprivileged_user):
