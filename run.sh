@@ -79,12 +79,15 @@ case "$job" in
     # suites that kind of cluster can run, docs/gate.md); else gate.yaml
     policy="" backend="" previous=""
     for arg in "$@"; do
-      case "$previous" in --policy) policy="$arg" ;; --backend) backend="$arg" ;; esac
-      case "$arg" in --policy=*) policy="${arg#--policy=}" ;; --backend=*) backend="${arg#--backend=}" ;; esac
+      case "$previous" in --policy) policy="$arg" ;; --backend) backend="$arg" ;; --target) backend=target ;; esac
+      case "$arg" in
+        --policy=*) policy="${arg#--policy=}" ;; --backend=*) backend="${arg#--backend=}" ;; --target=*) backend=target ;;
+      esac
       previous="$arg"
     done
     if [ -z "$policy" ]; then
       policy=gate.yaml
+      # gate-<backend>.yaml, or gate-target.yaml with --target (the read-only suites of a cluster Quorum did not build)
       if [[ "$backend" =~ ^[a-z0-9-]+$ ]] && [ -f "gate-$backend.yaml" ]; then policy="gate-$backend.yaml"; fi
       set -- --policy "$policy" "$@"
     fi

@@ -163,6 +163,12 @@ def test_the_shipped_policy_is_valid():
     assert "etcd" in Policy.load(ROOT / "gate.yaml").required_suites
 
 
+def test_the_target_policy_needs_what_gate_yaml_needs_of_the_suites_that_run_read_only():
+    main, target = Policy.load(ROOT / "gate.yaml"), Policy.load(ROOT / "gate-target.yaml")
+    assert target.model_dump(exclude={"required_suites"}) == main.model_dump(exclude={"required_suites"})
+    assert set(target.required_suites) == {"conformance", "etcd"}  # a non-destructive scenario in each
+
+
 def test_the_kind_policy_needs_what_gate_yaml_needs_of_the_suites_kind_can_run():
     main, kind = Policy.load(ROOT / "gate.yaml"), Policy.load(ROOT / "gate-kind.yaml")
     assert kind.model_dump(exclude={"required_suites"}) == main.model_dump(exclude={"required_suites"})
