@@ -113,6 +113,7 @@ class Nemesis:
         except KeyError as error:  # a host or component the topology does not have; nothing has acted yet
             raise FaultError(f"{fault.describe()}: {error.args[0]}",
                              "name a host or component of this topology (`quorum status` lists them)") from None
+        self.cluster.admit(fault, list(self.active))  # the owner's limits (an inventory's), before anything acts
         if self._label is not None:
             self._label("fault", fault.name)
             target = fault.params().get("component") or fault.params().get("host")

@@ -22,6 +22,8 @@ from harness.topology import Component
 if TYPE_CHECKING:
     import testinfra.host
 
+    from harness.faults.base import Fault
+
     from harness.clients.etcdapi import EtcdClient, EtcdCredentials
     from harness.clients.kubeapi import ApiClient
     from harness.pki import Pair
@@ -126,6 +128,10 @@ class Target(InHostNetwork, ABC):
     @abstractmethod
     def component_hosts(self, component: Component | str) -> list[str]:
         """The hosts that run `component`, in a stable order."""
+
+    def admit(self, fault: "Fault", active: list["Fault"]) -> None:
+        """Refuse, with a FaultError naming the limit, a planned fault the cluster's owner does not allow now (the
+        Nemesis asks before the fault is journaled or acts); a cluster Quorum built allows every fault."""
 
     def close(self) -> None:
         """Release what the target holds open (connections to remote hosts); it may be used again after."""

@@ -219,3 +219,33 @@ def test_a_user_without_root_or_passwordless_sudo_is_named_with_the_fix(staging,
     assert code == 2 and f"{unprivileged_user} is not root" in output and "ssh.sudo: true" in output, output
     code, output = inventory_check(staging.write(ssh={**ssh, "sudo": True}))
     assert code == 2 and f"sudo asks {unprivileged_user} for a password" in output and "NOPASSWD" in output, output
+
+
+def test_faults_over_ssh_act_within_the_inventorys_limits_and_are_refused_outside_them(staging, ha3, tmp_path):
+    """On a disposable stand-in whose inventory allows faults on c3 only: a pause of c3's scheduler acts over SSH
+    and is healed; a kill on c1 and a partition reaching c1 are refused before anything acts (c1's scheduler keeps
+    its pid, nothing is journaled); a second fault at once is refused while the first is active."""
+    from harness.errors import FaultError
+    from harness.faults import Kill, Nemesis, Pause
+    from harness.faults.journal import Journal
+    from harness.faults.network import Partition
+
+    inventory = staging.write(disposable=True, limits={"max_faults_at_once": 1, "allowed_hosts": ["c3"]})
+    target = registry.get("remote").up(inventory, tmp_path / "run")
+    try:
+        nemesis = Nemesis(target)
+        c1_scheduler = ha3.pid(Component.SCHEDULER, "c1")
+        for fault, says in ((Kill(component="kube-scheduler@c1"), "it acts on ['c1']"),
+                            (Partition(side_a=["c3"], side_b=["c1"]), "it acts on ['c1']")):
+            with pytest.raises(FaultError, match=r"limits\.allowed_hosts") as refused:
+                nemesis.inject(fault)
+            assert says in refused.value.problem
+        assert ha3.pid(Component.SCHEDULER, "c1") == c1_scheduler and Journal(target.run_dir).read() == ([], [])
+        with nemesis.fault(Pause(component="kube-scheduler@c3")) as paused:
+            assert ha3.process_state("c3", paused.captured["pid"]) == "T"  # as the cluster's own host sees it
+            with pytest.raises(FaultError, match="already active"):
+                nemesis.inject(Pause(component="kube-scheduler@c3"))
+        assert ha3.process_state("c3", paused.captured["pid"]) not in ("T", None)
+    finally:
+        target.close()
+        registry.down(target.run_dir)

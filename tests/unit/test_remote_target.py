@@ -86,7 +86,7 @@ def test_destructive_scenarios_are_refused_on_a_remote_target_disposable_or_not(
     data = example()
     assert "is not disposable (disposable: false)" in remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
     data["disposable"] = True
-    assert "faults over SSH are not built yet" in remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
+    assert "holds, flag overrides and what restarts each component" in remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
     assert get("process").destructive_refusal(get("process").load_topology(ROOT / "clusters" / "ha3.yaml")) is None
 
 
@@ -95,3 +95,43 @@ def test_target_takes_no_backend_or_topology(tmp_path):
                              str(tmp_path / "inventory.yaml"), "--backend", "kind", "-p", "no:cacheprovider",
                              "--history-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode != 0 and "--target names a cluster Quorum did not build" in result.stderr, result.stderr
+
+
+def test_a_maintenance_window_may_run_past_midnight():
+    from datetime import time
+
+    from harness.backends.remote.limits import within
+
+    assert within(time(23, 0), time(22, 0), time(4, 0)) and within(time(3, 59), time(22, 0), time(4, 0))
+    assert not within(time(4, 0), time(22, 0), time(4, 0)) and not within(time(12, 0), time(22, 0), time(4, 0))
+    assert within(time(12, 0), time(9, 0), time(17, 0)) and not within(time(17, 0), time(9, 0), time(17, 0))
+
+
+def test_the_inventorys_limits_refuse_a_fault_before_it_acts_naming_the_limit():
+    from datetime import datetime, timezone
+
+    from harness.backends.remote.limits import admit
+    from harness.errors import FaultError
+    from harness.faults import Kill
+    from harness.faults.network import IsolateEtcdLeader, Partition
+    from harness.inventory.model import Limits
+
+    hosts = {"controller-0", "controller-1", "controller-2"}
+    limits = Limits(max_faults_at_once=1, allowed_hosts=["controller-2"], window_utc="22:00-04:00")
+    night, noon = datetime(2026, 11, 26, 23, 30, tzinfo=timezone.utc), datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
+    allowed = Kill(component="kube-scheduler@controller-2")
+    admit(limits, allowed, [], hosts, night)  # inside every limit: nothing raised
+
+    def refusal(fault, active=(), now=night) -> str:
+        with pytest.raises(FaultError) as refused:
+            admit(limits, fault, list(active), hosts, now)
+        assert refused.value.fix
+        return refused.value.problem
+
+    assert "outside the inventory's maintenance window 22:00-04:00" in refusal(allowed, now=noon)
+    assert "1 fault(s) already active" in refusal(allowed, active=[Kill(component="etcd@controller-2")])
+    assert "it acts on ['controller-0']" in refusal(Kill(component="kube-scheduler@controller-0"))
+    assert "it acts on ['controller-1']" in refusal(Partition(side_a=["controller-2"], side_b=["controller-1"]))
+    assert "names no host" in refusal(IsolateEtcdLeader())  # not planned: which leader is not known
+    planned = IsolateEtcdLeader(captured={"leader": "controller-2", "others": ["controller-0"]})
+    assert "it acts on ['controller-0']" in refusal(planned)

@@ -59,8 +59,9 @@ class RemoteBackend(Backend):
         refusal = super().destructive_refusal(topology)
         if refusal:
             return refusal
-        return ("faults over SSH are not built yet: on a remote target the suites run conformance and configuration "
-                "checks and monitors only (docs/target.md)")
+        return ("a remote target offers signals and network faults over SSH, but the destructive scenarios also need "
+                "holds, flag overrides and what restarts each component, which are not built for it yet "
+                "(docs/target.md)")
 
     def up(self, topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: None,
            timeout_s: float | None = None) -> RemoteTarget:

@@ -6,12 +6,14 @@ the suites run its conformance checks, configuration checks and monitors, and sk
 from __future__ import annotations
 
 import math
+import signal as signals
 import socket
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from harness.backends.remote import limits
 from harness.backends.remote.credentials import ApiCredentials, api_credentials
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
@@ -31,6 +33,8 @@ from harness.topology import Component, HealthCheck
 
 if TYPE_CHECKING:
     import testinfra.host
+
+    from harness.faults.base import Fault
 
 INVENTORY = "topology.yaml"  # the run directory's copy of the inventory, its local paths made absolute
 APISERVER_PORT = 6443  # kube-apiserver's default --secure-port
@@ -60,7 +64,9 @@ class RemoteTarget(Target):
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
-        return frozenset()  # faults over SSH are not built yet (docs/target.md)
+        # signals to a component's process and Quorum-tagged iptables rules, over SSH; holds, overrides and shaping
+        # are not built yet (docs/target.md)
+        return frozenset({Capability.SIGNAL, Capability.NETWORK})
 
     def describe(self) -> dict[str, str]:
         return super().describe() | {"target": self.name,
@@ -244,13 +250,21 @@ class RemoteTarget(Target):
         return {host: parse_flags(self._argv(component, host)[1:]) for host in self.component_hosts(component)}
 
     def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
-        self.require(Capability.SIGNAL)
+        if not isinstance(getattr(signals, signal, None), signals.Signals):  # a name, never a value from elsewhere
+            raise ClusterError(f"{signal!r} is not a signal", "name one as Python's signal module does, e.g. SIGKILL")
+        pid = pid if pid is not None else self.pid(component, host)
+        if pid is not None:  # a process that is gone needs nothing
+            self.exec(host, ["kill", "-s", signal.removeprefix("SIG"), str(int(pid))], check=False)
 
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
         self.require(Capability.HOLD)
 
     def release(self, component: Component | str, host: str) -> None:
         self.require(Capability.HOLD)
+
+    def admit(self, fault: "Fault", active: list["Fault"]) -> None:
+        """The inventory's limits (harness/backends/remote/limits.py)."""
+        limits.admit(self.topology.limits, fault, active, set(self.hosts()))
 
     def held(self, component: Component | str, host: str) -> bool:
         return False  # nothing holds a component here: Quorum never does (no HOLD capability)
@@ -326,8 +340,14 @@ class RemoteTarget(Target):
         return self._address(host)
 
     def link(self, host: str) -> str:
-        self.require(Capability.SHAPE)
-        return ""
+        """The interface that holds the host's inventory address (what random packet loss acts on)."""
+        addresses = resolved(self._address(host)) | {self._address(host)}
+        for line in self.exec(host, ["ip", "-o", "addr", "show"]).splitlines():
+            words = line.split()  # "2: eth0    inet 10.0.0.11/24 brd ..."
+            if len(words) > 3 and words[3].split("/")[0] in addresses:
+                return words[1].split("@")[0]
+        raise ClusterError(f"no interface of {host} holds its inventory address {self._address(host)}",
+                           "give the host's own address in the inventory")
 
     # ---- health --------------------------------------------------------------------------------
 
