@@ -109,7 +109,7 @@ def check_commands(target: Target) -> None:
     with pytest.raises(QuorumError):
         target.exec(host, ["false"])
     assert target.address(host)
-    if Capability.SHAPE in target.capabilities():
+    if {Capability.SHAPE, Capability.NETWORK} & target.capabilities():  # what shaping and random loss act on
         assert target.link(host)
 
 

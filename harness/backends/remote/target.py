@@ -1,7 +1,8 @@
 """A cluster Quorum did not build, as a Target: the hosts and components an inventory describes (docs/target.md),
 reached over SSH (harness/remote/ssh.py), the API through the inventory's endpoint with the kubeconfig's
-credentials, etcd with the inventory's client certificate. Read only for now: it offers no fault capability, so
-the suites run its conformance checks, configuration checks and monitors, and skip every destructive scenario."""
+credentials, etcd with the inventory's client certificate. It offers signals and Quorum-tagged network rules, each
+fault admitted within the inventory's limits; without holds and flag overrides yet, the suites run its conformance
+checks, configuration checks and monitors, and skip every destructive scenario."""
 
 from __future__ import annotations
 
