@@ -135,3 +135,11 @@ def test_the_inventorys_limits_refuse_a_fault_before_it_acts_naming_the_limit():
     assert "names no host" in refusal(IsolateEtcdLeader())  # not planned: which leader is not known
     planned = IsolateEtcdLeader(captured={"leader": "controller-2", "others": ["controller-0"]})
     assert "it acts on ['controller-0']" in refusal(planned)
+
+
+def test_a_bad_inventory_is_one_clear_error_before_any_test(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pytest", "scenarios/etcd", "--target", str(tmp_path / "none.yaml"),
+                             "-p", "no:cacheprovider", "--history-dir", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 4 and "does not exist" in result.stderr and "fix:" in result.stderr, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr

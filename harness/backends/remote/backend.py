@@ -5,19 +5,19 @@ credentials, never anything on the cluster."""
 
 from __future__ import annotations
 
-import os
-import secrets
+import tempfile
 from pathlib import Path
 
 import yaml
 
-from harness.backends.common import MARKER, check_run_dir, default_run_dir
+from harness.backends.common import check_run_dir, default_run_dir, start_run
+from harness.backends.remote.credentials import api_credentials
 from harness.backends.remote.target import INVENTORY, RemoteTarget
 from harness.errors import ClusterError
 from harness.inventory.check import check
 from harness.inventory.load import load_inventory, local_path
 from harness.inventory.model import Inventory
-from harness.run.state import RunState, register
+from harness.run.state import RunState
 from harness.target.backend import Backend, Say
 
 
@@ -73,22 +73,21 @@ class RemoteBackend(Backend):
         if (run_dir / "state.json").exists():
             raise ClusterError(f"{run_dir} already holds a run", f"quorum down {run_dir}")
         say(f"checking every piece of {inventory.name} (API, SSH to {len(inventory.hosts)} hosts, etcd)")
-        failed = [row for row in check(inventory, topology_file.resolve().parent) if not row.ok]
+        base = topology_file.resolve().parent
+        failed = [row for row in check(inventory, base) if not row.ok]
         if failed:
             raise ClusterError(f"{topology_file}: target {inventory.name} is not as its inventory says, so nothing "
                                "runs against it:\n" + "\n".join(f"  - {row.piece}: {row.detail}" +
                                                                 (f" (fix: {row.fix})" if row.fix else "")
                                                                 for row in failed),
                                f"quorum inventory check {topology_file} shows every piece")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(run_dir, 0o700)
-        (run_dir / MARKER).touch()
-        copy = run_dir / INVENTORY
-        copy.write_text(yaml.safe_dump(with_absolute_paths(inventory, topology_file.resolve().parent), sort_keys=False))
-        state = RunState(run_id=secrets.token_hex(3), name=inventory.name, backend=self.name, run_dir=str(run_dir),
-                         status="ready")
+        with tempfile.TemporaryDirectory(prefix="quorum-credentials-") as scratch:
+            api_credentials(inventory, base, Path(scratch))  # refused (exec plugins, no CA) before anything is kept
+        state = start_run(topology_file, run_dir, inventory.name, self.name)
+        # the copy start_run made, with every local path absolute: the target reads it from the run directory
+        (run_dir / INVENTORY).write_text(yaml.safe_dump(with_absolute_paths(inventory, base), sort_keys=False))
+        state.status = "ready"
         state.save()
-        register(state)
         return RemoteTarget(run_dir)
 
     def teardown(self, state: RunState) -> list[str]:

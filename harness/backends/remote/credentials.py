@@ -36,7 +36,7 @@ def _named(entries: list[dict] | None, name: str, kind: str, source: Path) -> di
     for entry in entries or []:
         if isinstance(entry, dict) and entry.get("name") == name:
             return entry.get(kind) or {}
-    raise ClusterError(f"{source} has no {kind} named {name!r}", f"correct the kubeconfig, or kubeconfig.context")
+    raise ClusterError(f"{source} has no {kind} named {name!r}", "correct the kubeconfig, or kubeconfig.context")
 
 
 def _data(section: dict, key: str, source: Path) -> bytes | None:
