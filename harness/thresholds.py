@@ -152,6 +152,10 @@ APISERVER_ETCD_READYCHECK_S = 2.0  # kube-apiserver --etcd-readycheck-timeout de
 # Until then the *other* apiservers keep sending a share of their etcd requests to a member cut off from them,
 # and those requests hang: measured in the load suite's partition scenario (docs/load.md).
 APISERVER_ETCD_CLIENT_DETECTION_S = 30.0 + 10.0
+# A write through the LB while one member is cut off may hang on such a connection (one its client had left idle
+# is first found dead when a request uses it), fail when the keepalive gives up, and succeed when retried: a
+# client that retries has its write accepted within that detection and one more attempt (docs/scenarios.md).
+WRITE_DURING_PARTITION_S = APISERVER_ETCD_CLIENT_DETECTION_S + 10.0
 
 
 def lb_detection_bound_s(check: HealthCheck, hang_s: float | None = None) -> float:

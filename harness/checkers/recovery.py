@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.checkers.verdict import Status, Verdict, checker, fmt
+from harness.clients.marker import MarkerWrite
 from harness.history import History
 
 
@@ -33,11 +34,16 @@ def recovered_within(history: History, *, event: str, what: str, max_s: float, s
 
 
 @checker("durability")
-def object_kept(*, what: str, written: str | None, read: str | None) -> Verdict:
-    """An object written before (or during) the fault reads back with the same value after it; written is None
-    when the write itself was refused."""
-    if written is None:
-        return Verdict("durability", Status.FAIL, f"{what} could not be written")
+def object_kept(*, what: str, written: str | MarkerWrite, read: str | None) -> Verdict:
+    """An object written before (or during) the fault reads back with the same value after it; a MarkerWrite
+    without a value is a write the API refused (its problem is the explanation)."""
+    figures = {}
+    if isinstance(written, MarkerWrite):
+        figures = {"write_attempts": written.attempts, "write_s": written.took_s}
+        if written.value is None:
+            return Verdict("durability", Status.FAIL, f"{what} could not be written in {written.attempts} "
+                           f"attempt(s) over {fmt(written.took_s)}: {written.problem}", figures)
+        written = written.value
     if read == written:
-        return Verdict("durability", Status.PASS, f"{what} reads back unchanged")
-    return Verdict("durability", Status.FAIL, f"{what} was lost: wrote {written!r}, read {read!r}")
+        return Verdict("durability", Status.PASS, f"{what} reads back unchanged", figures)
+    return Verdict("durability", Status.FAIL, f"{what} was lost: wrote {written!r}, read {read!r}", figures)

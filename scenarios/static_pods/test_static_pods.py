@@ -11,16 +11,17 @@ import pytest
 
 from harness.checkers import availability
 from harness.checkers.recovery import object_kept, recovered_within
-from harness.clients.marker import read_marker, write_marker
+from harness.clients.marker import read_marker, write_marker, write_marker_within
 from harness.faults import Kill, ModifyFlags, NodeRestart, Partition
 from harness.history import now
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import (AVAILABILITY_PCT, KIND_LB_DETECTION_S, KUBELET_MANIFEST_PICKUP_S,
-                                kind_manifest_restore_s, kind_partition_recovery_s, kind_power_loss_recovery_s,
-                                kind_whole_cluster_after_s, static_pod_restart_budget_s)
+from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT, KIND_LB_DETECTION_S,
+                                KUBELET_MANIFEST_PICKUP_S, WRITE_DURING_PARTITION_S, kind_manifest_restore_s,
+                                kind_partition_recovery_s, kind_power_loss_recovery_s, kind_whole_cluster_after_s,
+                                static_pod_restart_budget_s)
 
 pytestmark = [pytest.mark.requires(Capability.STATIC_PODS), pytest.mark.destructive]
 
@@ -65,17 +66,22 @@ def test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet(cluster, hist
 
 
 def _one_apiserver_away(cluster, history, nemesis, fault, node: str, *, down_within_s: float, back_within_s: float,
-                        during=lambda: None):
-    """Inject `fault`, which takes kube-apiserver on `node` away; keep it away for the LB's detection time and
-    a steady window, call during(), heal. The verdicts: availability through the LB in the steady window, that
-    apiserver back within back_within_s of the heal and the whole cluster within the bound that follows."""
+                        others_settle_s: float = 0.0, during=lambda: None):
+    """Inject `fault`, which takes kube-apiserver on `node` away; keep it away for the LB's detection time (and
+    others_settle_s from the fault's start: what the other apiservers need to stop depending on `node`), call
+    during() as the steady window starts, keep it away for the window, heal. The verdicts: availability through
+    the LB in the steady window, that apiserver back within back_within_s of the heal and the whole cluster
+    within the bound that follows."""
     with nemesis.fault(fault):
+        cut = history.fault_windows()[-1][0]
         down = wait_recorded(history, "kind.apiserver-down", lambda: not _apiserver_ready(cluster, node),
                              timeout_s=down_within_s, node=node)
         assert down is not None, f"{fault.describe()} did not make kube-apiserver on {node} unready"
-        steady = (down + KIND_LB_DETECTION_S, down + KIND_LB_DETECTION_S + STEADY_S)
-        time.sleep(max(0.0, steady[1] - now()))
+        start = max(down + KIND_LB_DETECTION_S, cut + others_settle_s)
+        steady = (start, start + STEADY_S)
+        time.sleep(max(0.0, steady[0] - now()))
         result = during()
+        time.sleep(max(0.0, steady[1] - now()))
     whole = kind_whole_cluster_after_s(back_within_s)
     wait_recorded(history, "kind.apiserver-ready", lambda: _apiserver_ready(cluster, node), timeout_s=back_within_s + 5.0,
                   node=node)
@@ -103,15 +109,20 @@ def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restor
 def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins(
         cluster, history, nemesis, fresh_api_prober):
     """iptables in one control-plane node drop everything from and to the other nodes: its etcd member is alone
-    in the minority, so its apiserver fails its etcd check while it still answers. New connections through the
-    LB stay >= 99.5 % available from the LB's detection time on, the majority keeps accepting writes, and once
-    the partition is healed its apiserver and then the whole cluster are healthy again within the bounds."""
+    in the minority, so its apiserver fails its etcd check while it still answers. Every apiserver lists every
+    member (as in Typhoon), so the others' etcd clients send part of their requests to the cut-off member, where
+    they hang until the clients' keepalive drops it (APISERVER_ETCD_CLIENT_DETECTION_S after the cut). From the
+    later of that and the LB's detection time, new connections through the LB stay >= 99.5 % available; the
+    majority keeps accepting writes (a client that retries has its write accepted within
+    WRITE_DURING_PARTITION_S: an idle connection to the cut-off member is found dead only when used); once the
+    partition is healed its apiserver and then the whole cluster are healthy again within the bounds."""
     node = cluster.hosts(HostRole.CONTROLLER)[-1]
     others = [host for host in cluster.hosts() if host != node]
     checks, marker = _one_apiserver_away(
         cluster, history, nemesis, Partition(side_a=[node], side_b=others), node,
         down_within_s=KIND_LB_DETECTION_S, back_within_s=kind_partition_recovery_s(),
-        during=lambda: write_marker(cluster.api, refused_ok=True))  # through the LB on a new connection: to the majority
+        others_settle_s=APISERVER_ETCD_CLIENT_DETECTION_S,
+        during=lambda: write_marker_within(cluster.api, WRITE_DURING_PARTITION_S))  # through the LB, new connections
     verdicts = judge(
         history, *checks,
         object_kept(what="a ConfigMap written during the partition", written=marker, read=read_marker(cluster.api)),

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from harness.checkers.recovery import object_kept, recovered_within
+from harness.clients.marker import MarkerWrite
 from harness.checkers.verdict import Status
 from harness.errors import TopologyError
 from harness.history import History
@@ -106,8 +107,12 @@ def test_an_object_is_kept_only_if_it_reads_back_the_same():
     assert object_kept(what="marker", written="a1", read="a1").status is Status.PASS
     assert object_kept(what="marker", written="a1", read=None).status is Status.FAIL
     assert object_kept(what="marker", written="a1", read="b2").status is Status.FAIL
-    refused = object_kept(what="marker", written=None, read=None)
-    assert refused.status is Status.FAIL and "could not be written" in refused.explanation
+    assert object_kept(what="marker", written=MarkerWrite("a1"), read="a1").status is Status.PASS
+    refused = object_kept(what="marker", written=MarkerWrite(None, "HTTP 500 etcdserver: request timed out", 3, 45.2),
+                          read=None)
+    assert refused.status is Status.FAIL and refused.figures == {"write_attempts": 3, "write_s": 45.2}
+    assert refused.explanation == ("marker could not be written in 3 attempt(s) over 45.20s: "
+                                   "HTTP 500 etcdserver: request timed out")
 
 
 def test_the_kind_bounds_follow_from_the_kubelet_and_balancer_settings():
