@@ -54,6 +54,8 @@ def main() -> None:
     parser.add_argument("--topology", default=None)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--max-hours", type=float, default=6.0, help="stop starting runs after this long")
+    parser.add_argument("--label", default=None, help="names the table (default: the backend), so repeating other "
+                        "suites on the same backend adds a table instead of replacing one")
     parser.add_argument("--run-dir", type=Path, default=None,
                         help="a running cluster to use (and keep); by default one is built and removed after")
     args = parser.parse_args()
@@ -104,7 +106,10 @@ def main() -> None:
         rows.append({"scenario": name, "runs": len(ran), "failed": len(failed),
                      "figures": "; ".join(f"{k} {v}" for k, v in sorted(measured.items())),
                      "failures": " / ".join(reasons[nodeid])[:400]})
-    write_results(f"repeat-{args.backend}", rows, ["scenario", "runs", "failed", "figures", "failures"],
+    label = args.label or args.backend
+    if not label.replace("-", "").isalnum():
+        parser.error("--label takes letters, digits and dashes")
+    write_results(f"repeat-{label}", rows, ["scenario", "runs", "failed", "figures", "failures"],
                   f"How often a healthy {args.backend} cluster passes ({done} runs of {' '.join(args.suites)})",
                   notes="figures: median (min-max) of each measured figure over the runs (docs/gate.md names them). "
                         "A failure on a healthy cluster is a false alarm: each is explained in the closing note of "
