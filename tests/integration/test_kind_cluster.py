@@ -8,6 +8,7 @@ bandwidth and the kind suites run `alone` after the parallel lanes of ./run.sh t
 cluster of their own."""
 
 import http.client
+import math
 import ipaddress
 import ssl
 import subprocess
@@ -29,6 +30,7 @@ from harness.faults import Nemesis, NodePause, Stop
 from harness.faults.sweep import heal_cluster
 from harness.history import History
 from harness.backends.kind.topology import load_kind_topology
+from harness.components.systemd_unit import UnitUnreadable, parse_show, show_command
 from harness.shell import run
 from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
@@ -201,6 +203,43 @@ def test_a_crashed_member_stays_down_until_healed_and_quorum_heal_ends_its_crash
     _wait(lambda: _member_answers(cluster, node), cluster.held_return_s("etcd", node),
           f"etcd in {node} to answer after quorum heal")
     assert cluster.problems_after(120) == []
+
+
+def _main_pid(cluster: KindTarget, node: str, unit: str) -> int:
+    return int(cluster.exec(node, ["systemctl", "show", "--property=MainPID", "--value", unit]).strip() or 0)
+
+
+@pytest.mark.parametrize("restart, comes_back", [("on-failure", True), ("no", False)])
+def test_a_units_restart_promise_is_what_systemd_does_after_a_kill(kind_cluster, restart, comes_back):
+    """The reader of a systemd unit's restart promise (a remote target's systemd components), against a real
+    systemd: a kind node runs one. A transient unit is SIGKILLed: with Restart=on-failure and RestartSec=2s it runs
+    again after the delay the reader predicts; with Restart=no the reader predicts never, and it stays down."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    node, unit = cluster.hosts("worker")[0], f"quorum-probe-{restart}.service"
+    cluster.exec(node, ["systemd-run", f"--unit={unit}", f"--property=Restart={restart}", "--property=RestartSec=2s",
+                        "/bin/sleep", "600"])
+    try:
+        policy = parse_show(unit, cluster.exec(node, show_command(unit)))
+        assert (policy.restart, policy.delay_s, policy.restarts) == (restart, 2.0, 0)
+        first = _wait(lambda: _main_pid(cluster, node, unit), 10, f"{unit} to run")
+        cluster.exec(node, ["kill", "-KILL", str(first)])
+        killed = time.monotonic()
+        if comes_back:
+            deadline = killed + policy.restart_delay_s() + 2.0
+            while _main_pid(cluster, node, unit) in (0, first) and time.monotonic() < deadline:
+                time.sleep(0.2)  # finer than _wait: running again too early must show
+            after = time.monotonic() - killed
+            assert policy.restart_delay_s() * 0.9 <= after <= policy.restart_delay_s() + 2.0, after
+            assert parse_show(unit, cluster.exec(node, show_command(unit))).restarts == 1
+        else:
+            assert policy.restart_delay_s() == math.inf
+            time.sleep(policy.delay_s + 2.0)
+            assert _main_pid(cluster, node, unit) == 0, f"{unit} ran again with Restart=no"
+    finally:
+        cluster.exec(node, ["systemctl", "stop", unit], check=False)
+        cluster.exec(node, ["systemctl", "reset-failed", unit], check=False)
+    with pytest.raises(UnitUnreadable, match="LoadState=not-found"):
+        parse_show(unit, cluster.exec(node, show_command(unit)))
 
 
 def test_the_target_protocol_holds_on_kind(kind_cluster):

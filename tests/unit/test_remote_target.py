@@ -143,3 +143,33 @@ def test_a_bad_inventory_is_one_clear_error_before_any_test(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 4 and "does not exist" in result.stderr and "fix:" in result.stderr, result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+class UnitsOnHosts:
+    """What promises.py asks of a remote target: its inventory, the hosts of a component, a command's output."""
+
+    def __init__(self, inventory, shown: dict[str, str]):
+        self.topology, self.shown, self.asked = inventory, shown, []
+
+    def component_hosts(self, component):
+        return list(self.shown)
+
+    def exec(self, host, argv, **_):
+        self.asked.append((host, argv))
+        return self.shown[host]
+
+
+def test_a_systemd_components_budget_is_its_slowest_hosts_restart_delay_plus_its_start_up(tmp_path):
+    from harness.backends.remote import promises
+    from harness.thresholds import STARTUP_ALLOWANCE_S, static_pod_restart_budget_s
+    from harness.topology import Component
+
+    inventory = load_inventory(usable(tmp_path, example()))  # etcd: etcd-member.service; the rest static pods
+    shown = "LoadState=loaded\nRestart=always\nRestartUSec={}\nStartLimitIntervalUSec=0\nNRestarts=2\n"
+    target = UnitsOnHosts(inventory, {"controller-0": shown.format("5s"), "controller-1": shown.format("1min")})
+    assert promises.restart_budget_s(target, Component.ETCD, 1, 0) == 60.0 + STARTUP_ALLOWANCE_S[Component.ETCD]
+    assert target.asked[0][1][:2] == ["systemctl", "show"] and target.asked[0][1][-1] == "etcd-member.service"
+    assert promises.restarts(target, Component.ETCD, "controller-0") == 2
+    # a static pod: the kubelet's crash back-off, nothing read from the hosts
+    assert promises.restart_budget_s(target, Component.SCHEDULER, 1, 0) == \
+        static_pod_restart_budget_s(Component.SCHEDULER, 1, 0)

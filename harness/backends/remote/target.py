@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from harness.backends.remote import limits
+from harness.backends.remote import limits, promises
 from harness.backends.remote.credentials import ApiCredentials, api_credentials
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
@@ -29,7 +29,6 @@ from harness.remote.ssh import RemoteError, SshHost
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
-from harness.thresholds import static_pod_restart_budget_s
 from harness.topology import Component, HealthCheck
 
 if TYPE_CHECKING:
@@ -295,8 +294,7 @@ class RemoteTarget(Target):
             return False
 
     def restarts(self, component: Component | str, host: str) -> int:
-        raise Unsupported(f"how often {component_name(component)}@{host} restarted is not read on a remote target yet",
-                          "docs/target.md says what a remote target offers")
+        return promises.restarts(self, component, host)
 
     def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
         """The unit's journal, or a static pod's newest container log as the kubelet keeps it; nothing for a
@@ -313,14 +311,9 @@ class RemoteTarget(Target):
     # ---- what the configuration promises ----------------------------------------------------------
 
     def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
-        """A static pod: the kubelet's crash back-off (its defaults) and the start-up allowance. What restarts a
-        systemd unit or a plain process is not read yet: Unsupported, with the reason."""
-        name = Component(component_name(component))
-        how = self.topology.components[name]
-        if isinstance(how, StaticPod):
-            return static_pod_restart_budget_s(name, kill, earlier_restarts)
-        raise Unsupported(f"{name.value} runs as {how.runs_as}: what restarts it, and how soon, is not read from "
-                          "a remote host yet", "describe it as a static pod if a kubelet runs it (docs/target.md)")
+        """As the component's keeper promises it (a static pod's kubelet, a systemd unit's restart policy);
+        Unsupported for a process whose keeper Quorum does not know."""
+        return promises.restart_budget_s(self, component, kill, earlier_restarts)
 
     def held_return_s(self, component: Component | str, host: str) -> float:
         self.require(Capability.HOLD)

@@ -1,0 +1,63 @@
+"""What a remote cluster's own keepers promise after a component is killed, read from its hosts: a systemd unit's
+restart policy (`systemctl show` over SSH), a static pod's kubelet crash back-off (the kubelet's defaults, its
+restart count from the mirror pod). A plain process has no keeper Quorum knows: Unsupported, with the fix."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import requests
+
+from harness.components.systemd_unit import UnitRestartPolicy, parse_show, show_command
+from harness.errors import ClusterError
+from harness.inventory.model import StaticPod, SystemdUnit
+from harness.target.protocol import Unsupported, component_name
+from harness.thresholds import STARTUP_ALLOWANCE_S, static_pod_restart_budget_s
+from harness.topology import Component
+
+if TYPE_CHECKING:
+    from harness.backends.remote.target import RemoteTarget
+
+NO_KEEPER_FIX = "describe it as a static pod or a systemd unit if a kubelet or systemd runs it (docs/target.md)"
+
+
+def unit_policy(target: "RemoteTarget", host: str, unit: str) -> UnitRestartPolicy:
+    return parse_show(unit, target.exec(host, show_command(unit)))
+
+
+def restart_budget_s(target: "RemoteTarget", component: Component | str, kill: int, earlier_restarts: int) -> float:
+    """The `kill`-th SIGKILL in a row until the component answers again, as its keeper promises: the worst over
+    the hosts that run it (a systemd unit may be configured otherwise on one host)."""
+    name = Component(component_name(component))
+    how = target.topology.components[name]
+    if isinstance(how, StaticPod):
+        return static_pod_restart_budget_s(name, kill, earlier_restarts)
+    if isinstance(how, SystemdUnit):
+        delays = [unit_policy(target, host, how.unit).restart_delay_s(kill, earlier_restarts)
+                  for host in target.component_hosts(name)]
+        return max(delays, default=0.0) + STARTUP_ALLOWANCE_S[name]
+    raise Unsupported(f"{name.value} runs as {how.runs_as}: what restarts it, and how soon, is not known",
+                      NO_KEEPER_FIX)
+
+
+def restarts(target: "RemoteTarget", component: Component | str, host: str) -> int:
+    """How often the component's keeper restarted it: a unit's NRestarts, a static pod's restartCount."""
+    name = Component(component_name(component))
+    how = target.topology.components[name]
+    if isinstance(how, SystemdUnit):
+        return unit_policy(target, host, how.unit).restarts
+    if isinstance(how, StaticPod):
+        node = target.exec(host, ["hostname"]).strip()
+        path = f"/api/v1/namespaces/kube-system/pods/{name.value}-{node}"
+        try:
+            response = target.api.get(path, timeout=5.0)
+        except requests.RequestException as error:
+            raise ClusterError(f"could not read the mirror pod {name.value}-{node}: {error}",
+                               f"check {target.topology.api_endpoint} answers (quorum inventory check)") from None
+        if response.status_code != 200:
+            raise ClusterError(f"no mirror pod {name.value}-{node} (HTTP {response.status_code}) for {host}",
+                               "the kubelet names a static pod <name>-<node name>: is the node named otherwise?")
+        statuses = response.json().get("status", {}).get("containerStatuses") or []
+        return sum(status.get("restartCount", 0) for status in statuses)
+    raise Unsupported(f"how often {name.value}@{host} restarted is not known: it runs as {how.runs_as}",
+                      NO_KEEPER_FIX)
