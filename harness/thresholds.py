@@ -219,6 +219,11 @@ KIND_NODE_BOOT_ALLOWANCE_S = 20.0
 # a healed partition until the cut-off apiserver's /readyz answers: measured 6.6-10.3 s (docs/scenarios.md); ~3x
 KIND_PARTITION_REJOIN_ALLOWANCE_S = 30.0
 KIND_NODE_REJOIN_ALLOWANCE_S = 120.0  # see kind_node_rejoin_s
+# kubeadm's kube-apiserver livenessProbe (its manifest): /livez every 10 s, restarted after 8 failures in a row. The
+# earliest restart of an apiserver whose /livez fails from the start of a fault: the 8th failure, 7 periods after
+# the first (which may come right at the start).
+KUBEADM_LIVENESS_PERIOD_S, KUBEADM_LIVENESS_FAILURES = 10.0, 8
+KUBEADM_APISERVER_LIVENESS_KILL_S = (KUBEADM_LIVENESS_FAILURES - 1) * KUBEADM_LIVENESS_PERIOD_S
 
 
 KUBELET_MAX_CRASH_BACKOFF_S = 300.0  # the back-off doubles per crash up to 5 min (reset after 10 min without one)
@@ -279,10 +284,15 @@ def kind_manifest_restore_s() -> float:
     return KUBELET_MANIFEST_PICKUP_S + static_pod_restart_budget_s()
 
 
-def kind_partition_recovery_s() -> float:
+def kind_partition_recovery_s(partitioned_s: float = 0.0, earlier_restarts: int = 0) -> float:
     """A control-plane node's partition healed until its apiserver answers /readyz again: its etcd member's
-    peer streams are dialled again and it catches up, and the apiserver's etcd readiness check passes again."""
-    return KIND_PARTITION_REJOIN_ALLOWANCE_S
+    peer streams are dialled again and it catches up, and the apiserver's etcd readiness check passes again.
+    A partition as long as the kubelet's liveness probe allows (/livez checks etcd) may have had the apiserver
+    restarted meanwhile (seen 2026-11-26 after 74 s: docs/backends.md): then its restart budget counts too."""
+    if partitioned_s < KUBEADM_APISERVER_LIVENESS_KILL_S:
+        return KIND_PARTITION_REJOIN_ALLOWANCE_S
+    return max(KIND_PARTITION_REJOIN_ALLOWANCE_S,
+               static_pod_restart_budget_s(Component.APISERVER, 1, earlier_restarts))
 
 
 def kind_whole_cluster_after_s(apiserver_back_s: float) -> float:

@@ -18,6 +18,7 @@ from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
+from harness.topology import Component
 from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT, KIND_LB_DETECTION_S,
                                 KUBELET_MANIFEST_PICKUP_S, WRITE_DURING_PARTITION_S, kind_manifest_restore_s,
                                 kind_partition_recovery_s, kind_power_loss_recovery_s, kind_whole_cluster_after_s,
@@ -65,23 +66,25 @@ def test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet(cluster, hist
     assert all(verdicts), explain_all(verdicts)
 
 
-def _one_apiserver_away(cluster, history, nemesis, fault, node: str, *, down_within_s: float, back_within_s: float,
+def _one_apiserver_away(cluster, history, nemesis, fault, node: str, *, down_within_s: float, back_within,
                         others_settle_s: float = 0.0, during=lambda: None):
-    """Inject `fault`, which takes kube-apiserver on `node` away; keep it away for the LB's detection time (and
-    others_settle_s from the fault's start: what the other apiservers need to stop depending on `node`), call
-    during() as the steady window starts, keep it away for the window, heal. The verdicts: availability through
-    the LB in the steady window, that apiserver back within back_within_s of the heal and the whole cluster
-    within the bound that follows."""
+    """Inject `fault`, which takes kube-apiserver on `node` away; once the LB had time to notice, call during();
+    keep it away until the steady window (from the LB's detection time, and from others_settle_s after the
+    fault's start: what the other apiservers need to stop depending on `node`) has passed, heal. The verdicts:
+    availability through the LB in the steady window, that apiserver back within back_within(how long the fault
+    lasted) of the heal, and the whole cluster within the bound that follows."""
     with nemesis.fault(fault):
         cut = history.fault_windows()[-1][0]
         down = wait_recorded(history, "kind.apiserver-down", lambda: not _apiserver_ready(cluster, node),
                              timeout_s=down_within_s, node=node)
         assert down is not None, f"{fault.describe()} did not make kube-apiserver on {node} unready"
+        time.sleep(max(0.0, down + KIND_LB_DETECTION_S - now()))
+        result = during()
         start = max(down + KIND_LB_DETECTION_S, cut + others_settle_s)
         steady = (start, start + STEADY_S)
-        time.sleep(max(0.0, steady[0] - now()))
-        result = during()
         time.sleep(max(0.0, steady[1] - now()))
+    start, end, _ = history.fault_windows()[-1]
+    back_within_s = back_within(end - start)
     whole = kind_whole_cluster_after_s(back_within_s)
     wait_recorded(history, "kind.apiserver-ready", lambda: _apiserver_ready(cluster, node), timeout_s=back_within_s + 5.0,
                   node=node)
@@ -101,7 +104,7 @@ def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restor
     corrupted = ModifyFlags(component="kube-apiserver@control-plane", add={"--quorum-no-such-flag": "corrupted"})
     checks, _ = _one_apiserver_away(cluster, history, nemesis, corrupted, "control-plane",
                                     down_within_s=KUBELET_MANIFEST_PICKUP_S + 10.0,
-                                    back_within_s=kind_manifest_restore_s())
+                                    back_within=lambda _: kind_manifest_restore_s())
     verdicts = judge(history, *checks, measures=[from_verdict("availability_pct", checks[0], "availability_pct")])
     assert all(verdicts), explain_all(verdicts)
 
@@ -115,12 +118,14 @@ def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_re
     later of that and the LB's detection time, new connections through the LB stay >= 99.5 % available; the
     majority keeps accepting writes (a client that retries has its write accepted within
     WRITE_DURING_PARTITION_S: an idle connection to the cut-off member is found dead only when used); once the
-    partition is healed its apiserver and then the whole cluster are healthy again within the bounds."""
+    partition is healed (past kubeadm's liveness threshold the kubelet may have restarted that apiserver, whose
+    restart budget then counts) its apiserver and then the whole cluster are healthy again within the bounds."""
     node = cluster.hosts(HostRole.CONTROLLER)[-1]
     others = [host for host in cluster.hosts() if host != node]
+    earlier = cluster.restarts(Component.APISERVER, node)  # a restart by the liveness probe waits its back-off
     checks, marker = _one_apiserver_away(
         cluster, history, nemesis, Partition(side_a=[node], side_b=others), node,
-        down_within_s=KIND_LB_DETECTION_S, back_within_s=kind_partition_recovery_s(),
+        down_within_s=KIND_LB_DETECTION_S, back_within=lambda lasted: kind_partition_recovery_s(lasted, earlier),
         others_settle_s=APISERVER_ETCD_CLIENT_DETECTION_S,
         during=lambda: write_marker_within(cluster.api, WRITE_DURING_PARTITION_S))  # through the LB, new connections
     verdicts = judge(
