@@ -14,7 +14,7 @@ from harness.target.protocol import HostRole
 from harness.topology import Component
 from harness.wait import wait_for
 from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
-from tests.integration.standin import standin
+from tests.integration.standin import inventory_check, standin
 from tests.protocol_checks import check_target
 
 
@@ -22,12 +22,6 @@ from tests.protocol_checks import check_target
 def staging(ha3, tmp_path_factory):
     with standin(ha3, tmp_path_factory.mktemp("standin")) as stand_in:
         yield stand_in
-
-
-def inventory_check(path) -> tuple[int, str]:
-    result = subprocess.run([sys.executable, "-m", "harness.cli", "inventory", "check", str(path)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
-    return result.returncode, result.stdout + result.stderr
 
 
 def every_apiserver_advertised(cluster) -> bool:

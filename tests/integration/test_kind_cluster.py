@@ -35,6 +35,7 @@ from harness.shell import run
 from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
 from tests.integration.conftest import on_a_free_subnet
+from tests.integration.standin import inventory_check, kind_standin
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPOLOGY = ROOT / "clusters" / "kind.yaml"
@@ -246,6 +247,33 @@ def test_the_target_protocol_holds_on_kind(kind_cluster):
     from tests.protocol_checks import check_target
 
     check_target(KindTarget(Path(kind_cluster.state.run_dir)))
+
+
+def test_a_kubeadm_cluster_reached_only_by_its_inventory_is_a_remote_target_with_the_kubelets_promises(
+        kind_cluster, tmp_path):
+    """The remote target on kubeadm's layout (static pods run by each node's kubelet, kubeadm's PKI), reached over
+    SSH into the nodes (tests/integration/standin.py:kind_standin): `quorum inventory check` finds every static pod;
+    what restarts each component and how often it restarted read as the kind target reads them (the kubelet's
+    crash back-off, the mirror pods' restart counts); the protocol's checks pass, signals and iptables rules
+    acting over SSH on kubelet-run processes."""
+    from tests.protocol_checks import check_target
+
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    nodes = cluster.hosts("controller")
+    with kind_standin(cluster, tmp_path / "standin") as standin:
+        code, output = inventory_check(standin.inventory)
+        assert code == 0, output
+        assert all(f"{component}@{node}" in output for component in STATIC_PODS for node in nodes), output
+        remote = registry.get("remote").up(standin.inventory, tmp_path / "run")
+        try:
+            assert {node: remote.restarts("kube-scheduler", node) for node in nodes} == \
+                {node: cluster.restarts("kube-scheduler", node) for node in nodes}
+            assert remote.restart_budget_s("kube-apiserver", kill=2, earlier_restarts=1) == \
+                cluster.restart_budget_s("kube-apiserver", kill=2, earlier_restarts=1)
+            check_target(remote)
+        finally:
+            remote.close()
+            registry.down(remote.run_dir)
 
 
 def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True) -> str:
