@@ -288,7 +288,7 @@ def kind_partition_recovery_s(partitioned_s: float = 0.0, earlier_restarts: int 
     """A control-plane node's partition healed until its apiserver answers /readyz again: its etcd member's
     peer streams are dialled again and it catches up, and the apiserver's etcd readiness check passes again.
     A partition as long as the kubelet's liveness probe allows (/livez checks etcd) may have had the apiserver
-    restarted meanwhile (seen 2026-11-26 after 74 s: docs/backends.md): then its restart budget counts too."""
+    restarted meanwhile (docs/backends.md): then its restart budget counts too."""
     if partitioned_s < KUBEADM_APISERVER_LIVENESS_KILL_S:
         return KIND_PARTITION_REJOIN_ALLOWANCE_S
     return max(KIND_PARTITION_REJOIN_ALLOWANCE_S,

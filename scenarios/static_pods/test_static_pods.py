@@ -18,11 +18,11 @@ from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.topology import Component
 from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT, KIND_LB_DETECTION_S,
                                 KUBELET_MANIFEST_PICKUP_S, WRITE_DURING_PARTITION_S, kind_manifest_restore_s,
                                 kind_partition_recovery_s, kind_power_loss_recovery_s, kind_whole_cluster_after_s,
                                 static_pod_restart_budget_s)
+from harness.topology import Component
 
 pytestmark = [pytest.mark.requires(Capability.STATIC_PODS), pytest.mark.destructive]
 
