@@ -2,12 +2,16 @@
 reached only over its kubeconfig, its API endpoint, SSH and etcd's client certificate. Every piece is found, and
 each bad input is named with its fix, with nothing changed on the cluster."""
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness.backends import registry
 from harness.target.protocol import HostRole
@@ -207,12 +211,32 @@ def unprivileged_user(staging):
         subprocess.run(["userdel", "--remove", name], capture_output=True)
 
 
-def test_a_user_without_root_or_passwordless_sudo_is_named_with_the_fix(staging, unprivileged_user):
+def test_a_user_without_root_or_passwordless_sudo_is_named_with_the_fix(staging, ha3, unprivileged_user, tmp_path):
     ssh = {"user": unprivileged_user, "key_file": str(staging.key), "known_hosts": str(staging.known_hosts)}
     code, output = inventory_check(staging.write(ssh=ssh))
     assert code == 2 and f"{unprivileged_user} is not root" in output and "ssh.sudo: true" in output, output
     code, output = inventory_check(staging.write(ssh={**ssh, "sudo": True}))
     assert code == 2 and f"sudo asks {unprivileged_user} for a password" in output and "NOPASSWD" in output, output
+    # a signal that login may not send is an error, never a fault that passes for having acted
+    from harness.backends.remote.target import INVENTORY, RemoteTarget
+    from harness.remote.ssh import RemoteError
+
+    target, pid = registry.get("remote").up(staging.inventory, tmp_path / "run"), ha3.pid(Component.SCHEDULER, "c1")
+    try:
+        copy = target.run_dir / INVENTORY
+        data = yaml.safe_load(copy.read_text())
+        data["ssh"]["user"] = unprivileged_user
+        copy.write_text(yaml.safe_dump(data))
+        as_user = RemoteTarget(target.run_dir)
+        with pytest.raises(RemoteError, match="not permitted"):
+            as_user.signal(Component.SCHEDULER, "c1", "SIGSTOP", pid=pid)
+        as_user.close()
+        assert ha3.process_state("c1", pid) != "T", "the scheduler was stopped"
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # should the stop have been delivered after all
+            os.kill(pid, signal.SIGCONT)
+        target.close()
+        registry.down(target.run_dir)
 
 
 def test_faults_over_ssh_act_within_the_inventorys_limits_and_are_refused_outside_them(staging, ha3, tmp_path):

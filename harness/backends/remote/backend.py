@@ -60,8 +60,7 @@ class RemoteBackend(Backend):
         if refusal:
             return refusal
         return ("a remote target offers signals and network faults over SSH, but the destructive scenarios also need "
-                "holds, flag overrides and what restarts each component, which are not built for it yet "
-                "(docs/target.md)")
+                "holds and flag overrides, which are not built for it yet (docs/target.md)")
 
     def up(self, topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: None,
            timeout_s: float | None = None) -> RemoteTarget:

@@ -253,8 +253,13 @@ class RemoteTarget(Target):
         if not isinstance(getattr(signals, signal, None), signals.Signals):  # a name, never a value from elsewhere
             raise ClusterError(f"{signal!r} is not a signal", "name one as Python's signal module does, e.g. SIGKILL")
         pid = pid if pid is not None else self.pid(component, host)
-        if pid is not None:  # a process that is gone needs nothing
-            self.exec(host, ["kill", "-s", signal.removeprefix("SIG"), str(int(pid))], check=False)
+        if pid is None:  # a process that is gone needs nothing
+            return
+        result = self.ssh[host].run(["kill", "-s", signal.removeprefix("SIG"), str(int(pid))])
+        if not result.ok and "no such process" not in result.stderr.lower():  # gone meanwhile: nothing to do
+            # a signal that was not delivered (a login without the right to) must not pass for a fault that acted
+            raise RemoteError(f"kill -s {signal} {pid} on {self.ssh[host].where} failed: {result.stderr.strip()[-300:]}",
+                              "the login needs root or passwordless sudo (ssh.sudo: true)")
 
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
         self.require(Capability.HOLD)
