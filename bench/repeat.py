@@ -61,6 +61,9 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.runs <= 200:
         parser.error("--runs must be between 1 and 200")
+    label = args.label or args.backend  # names a file and a marker in docs/benchmarks.md: checked before any run
+    if not label.replace("-", "").isalnum():
+        parser.error("--label takes letters, digits and dashes")
     backend = registry.get(args.backend)
     topology = Path(args.topology or backend.default_topology)
     outcomes: dict[str, list[str]] = defaultdict(list)
@@ -106,9 +109,6 @@ def main() -> None:
         rows.append({"scenario": name, "runs": len(ran), "failed": len(failed),
                      "figures": "; ".join(f"{k} {v}" for k, v in sorted(measured.items())),
                      "failures": " / ".join(reasons[nodeid])[:400]})
-    label = args.label or args.backend
-    if not label.replace("-", "").isalnum():
-        parser.error("--label takes letters, digits and dashes")
     write_results(f"repeat-{label}", rows, ["scenario", "runs", "failed", "figures", "failures"],
                   f"How often a healthy {args.backend} cluster passes ({done} runs of {' '.join(args.suites)})",
                   notes="figures: median (min-max) of each measured figure over the runs (docs/gate.md names them). "
