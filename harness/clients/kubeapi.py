@@ -60,6 +60,18 @@ class ApiClient:
         except requests.RequestException:
             return False
 
+    def mirror_pod_restarts(self, component: str, node: str, timeout: float = 5.0) -> int | None:
+        """How often the kubelet on `node` restarted the static pod `component` (its mirror pod is named
+        <component>-<node>); None when the API does not show that mirror pod."""
+        try:
+            response = self.get(f"/api/v1/namespaces/kube-system/pods/{component}-{node}", timeout)
+        except requests.RequestException:
+            return None
+        if response.status_code != 200:
+            return None
+        statuses = response.json().get("status", {}).get("containerStatuses") or []
+        return sum(status.get("restartCount", 0) for status in statuses)
+
     def lease_holder(self, name: str, timeout: float = 2.0) -> LeaseHolder | None:
         try:
             response = self.get(LEASE_PATH.format(name=name), timeout)

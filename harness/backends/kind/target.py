@@ -273,11 +273,11 @@ class KindTarget(Target):
         """The mirror pod's restartCount: the kubelet's crash back-off doubles with each restart (reset after 10
         min without one)."""
         name = component_name(component)
-        pod = health.get(self.api, f"/api/v1/namespaces/kube-system/pods/{name}-{self.container(host)}")
-        if pod is None:
+        restarts = self.api.mirror_pod_restarts(name, self.container(host))
+        if restarts is None:
             raise ClusterError(f"no mirror pod for {name} in kind node {host}",
                                f"quorum status {self.run_dir} shows the nodes and their static pods")
-        return sum(c.get("restartCount", 0) for c in pod.get("status", {}).get("containerStatuses") or [])
+        return restarts
 
     def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
         """The tail of the static pod's newest container log, as the kubelet keeps it in the node."""

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import requests
-
 from harness.components.systemd_unit import UnitRestartPolicy, parse_show, show_command
 from harness.errors import ClusterError
 from harness.inventory.model import StaticPod, SystemdUnit
@@ -48,16 +46,11 @@ def restarts(target: "RemoteTarget", component: Component | str, host: str) -> i
         return unit_policy(target, host, how.unit).restarts
     if isinstance(how, StaticPod):
         node = target.exec(host, ["hostname"]).strip()
-        path = f"/api/v1/namespaces/kube-system/pods/{name.value}-{node}"
-        try:
-            response = target.api.get(path, timeout=5.0)
-        except requests.RequestException as error:
-            raise ClusterError(f"could not read the mirror pod {name.value}-{node}: {error}",
-                               f"check {target.topology.api_endpoint} answers (quorum inventory check)") from None
-        if response.status_code != 200:
-            raise ClusterError(f"no mirror pod {name.value}-{node} (HTTP {response.status_code}) for {host}",
-                               "the kubelet names a static pod <name>-<node name>: is the node named otherwise?")
-        statuses = response.json().get("status", {}).get("containerStatuses") or []
-        return sum(status.get("restartCount", 0) for status in statuses)
+        restarts = target.api.mirror_pod_restarts(name.value, node)
+        if restarts is None:
+            raise ClusterError(f"no mirror pod {name.value}-{node} for {host} through {target.topology.api_endpoint}",
+                               "the kubelet names a static pod <name>-<node name>: is the node named otherwise? "
+                               "(quorum inventory check shows whether the API answers)")
+        return restarts
     raise Unsupported(f"how often {name.value}@{host} restarted is not known: it runs as {how.runs_as}",
                       NO_KEEPER_FIX)
