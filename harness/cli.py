@@ -222,8 +222,11 @@ def kubeconfig(cluster: str | None) -> None:
 
 @cli.command()
 @click.argument("cluster", required=False)
-@click.option("--force", is_flag=True, help="even a run a live session (pytest, a bench) is using")
-def heal(cluster: str | None, force: bool) -> None:
+@click.option("--force", is_flag=True, help="even a run a live session (pytest, a bench) is using; with --target, "
+              "faults a harness on another machine injected (say that harness is gone)")
+@click.option("--target", "inventory", type=click.Path(dir_okay=False, path_type=Path),
+              help="an inventory: heal a cluster Quorum did not build from the records on its hosts")
+def heal(cluster: str | None, force: bool, inventory: Path | None) -> None:
     """Heal faults left by a harness that was killed: journaled faults, rules, shaping, paused processes.
     Every run and every fault is tried; exit 1 names each that could not be healed. A run a live session
     owns is left to it (its faults are its own, healed when it ends) unless --force."""
@@ -232,6 +235,11 @@ def heal(cluster: str | None, force: bool) -> None:
     from harness.run.owner import owner_of, refuse_if_owned
     from harness.run.state import registered_runs
 
+    if inventory is not None:
+        if cluster:
+            raise click.UsageError("give a run (CLUSTER) or --target INVENTORY, not both")
+        heal_inventory(inventory, force)
+        return
     require_root("heal")
     if cluster:
         run_dirs = [find_run(cluster)]
@@ -261,6 +269,17 @@ def heal(cluster: str | None, force: bool) -> None:
     for problem in failed:
         errors.print(f"not healed: {problem}", highlight=False, markup=False)
     if failed:
+        sys.exit(1)
+
+
+def heal_inventory(inventory: Path, force: bool) -> None:
+    report = registry.get("remote").heal_from_hosts(inventory, force)
+    console.print("; ".join(report.healed) if report.healed else "nothing to heal", highlight=False, markup=False)
+    for alone in report.left_alone:
+        console.print(f"left alone: {alone}", highlight=False, markup=False)
+    for problem in report.failed:
+        errors.print(f"not healed: {problem}", highlight=False, markup=False)
+    if report.failed:
         sys.exit(1)
 
 

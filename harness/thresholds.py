@@ -244,15 +244,15 @@ def static_pod_restart_budget_s(component: Component = Component.APISERVER, kill
     return KUBELET_RELIST_S + backoff + STARTUP_ALLOWANCE_S[component]
 
 
-def kind_held_manifest_return_s(component: Component) -> float:
-    """A static pod held on kind by taking its manifest away (every one but etcd's), from the manifest's return
+def held_manifest_return_s(component: Component) -> float:
+    """A static pod held by taking its manifest away (every one but etcd's), from the manifest's return
     until it answers: the kubelet picks the file up (at most its file check period + relist), waits the pod's
     crash back-off (the same manifest returns under the same pod UID) and the component starts."""
     return KUBELET_MANIFEST_PICKUP_S + KUBELET_CRASH_BACKOFF_S + STARTUP_ALLOWANCE_S[component]
 
 
 def crash_loop_return_s(component: Component, earlier_restarts: int | None, kills: int) -> float:
-    """A static pod held by a crash loop (etcd on kind), from the loop's end until it answers: the kubelet's next
+    """A static pod held by a crash loop (etcd), from the loop's end until it answers: the kubelet's next
     start waits the back-off that the restarts before the hold and the loop's kills brought it to (restarts
     unknown: the back-off's cap), then the component starts."""
     if earlier_restarts is None:

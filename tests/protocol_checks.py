@@ -32,10 +32,17 @@ GATED = {
 
 
 def keeper_known(target: Target) -> bool:
-    """Whether the target knows what restarts its components (Quorum's supervisor, a kubelet, or a model of one):
-    only a target that does not may refuse to say how soon or how often (a remote one whose inventory says
-    `runs_as: process`)."""
-    return bool({Capability.SUPERVISOR, Capability.STATIC_PODS, Capability.HOLD} & target.capabilities())
+    """Whether the target knows what restarts its components (Quorum's supervisor, a kubelet, systemd, or a model
+    of one): only a target that does not may refuse to say how soon or how often, or to hold one (a remote one
+    whose inventory says `runs_as: process`). One that holds components knows how soon a held one returns."""
+    if {Capability.SUPERVISOR, Capability.STATIC_PODS} & target.capabilities():
+        return True
+    if Capability.HOLD not in target.capabilities():
+        return False
+    try:
+        return target.held_return_s(Component.SCHEDULER, target.hosts(HostRole.CONTROLLER)[-1]) > 0
+    except Unsupported:
+        return False
 
 
 def promised_or_unknown(target: Target, call) -> float | None:
@@ -83,7 +90,7 @@ def check_health(target: Target) -> None:
     assert set(holders) == set(LEASES) and set(holders.values()) <= set(target.hosts()), holders
     budget = promised_or_unknown(target, lambda: target.restart_budget_s(Component.SCHEDULER))
     assert budget is None or budget > 0, budget
-    if Capability.HOLD in target.capabilities():
+    if Capability.HOLD in target.capabilities() and keeper_known(target):
         assert target.held_return_s(Component.ETCD, target.hosts(HostRole.ETCD)[0]) > 0
 
 
@@ -162,6 +169,14 @@ def check_hold(target: Target) -> None:
     """Hold a scheduler down and release it: no process while held (nothing restarts it), healthy again within
     what the cluster promises for a held component."""
     host = target.hosts(HostRole.CONTROLLER)[-1]
+    pid = target.pid(Component.SCHEDULER, host)
+    if not keeper_known(target):  # nothing known restarts it, so nothing can keep it down: refused, untouched
+        with pytest.raises(Unsupported) as refused:
+            target.hold(Component.SCHEDULER, host, "SIGKILL")
+        assert refused.value.fix and target.pid(Component.SCHEDULER, host) == pid
+        with pytest.raises(Unsupported):
+            target.override_command_line(Component.SCHEDULER, host, target.command_line(Component.SCHEDULER, host))
+        return
     target.hold(Component.SCHEDULER, host, "SIGKILL")
     try:
         assert target.held(Component.SCHEDULER, host)

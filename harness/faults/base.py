@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.errors import FaultError
+from harness.errors import FaultError, QuorumError
 from harness.faults.journal import Journal
 from harness.faults.signals import deferred_signals
 from harness.history import History
@@ -126,6 +126,7 @@ class Nemesis:
         context = self._step(f"inject {fault.describe()}") if self._step else contextlib.nullcontext()
         with context:
             try:
+                self.cluster.remember_fault(fault)
                 fault.act(self.cluster)
             except BaseException:
                 self.heal(fault)
@@ -142,6 +143,10 @@ class Nemesis:
             self.active.remove(fault)
             self.journal.healed(fault)
             self.history.event("fault.end", id=fault.id, name=fault.name)
+            try:
+                self.cluster.forget_fault(fault)
+            except QuorumError as error:  # healed all the same; a later heal finds the record and undoes it again
+                self.history.event("fault.record_kept", id=fault.id, reason=error.problem)
 
     def heal_all(self) -> list[str]:
         """Heal every active fault, newest first; keep going if one heal fails, then report it. Signals that would

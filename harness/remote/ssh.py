@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import paramiko
 
-from harness.errors import QuorumError
+from harness.errors import ClusterError
 from harness.inventory.model import HostKeyPolicy, Ssh
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 10.0
 
 
-class RemoteError(QuorumError):
+class RemoteError(ClusterError):
     """A host could not be reached, logged in to, or did not run what was asked."""
 
 
@@ -122,11 +122,15 @@ class SshHost:
                               "check the address and port, and that this machine can reach the host") from None
         return client
 
-    def _exec(self, argv: list[str], sudo: bool | None, timeout_s: float) -> tuple[int, bytes, str]:
+    def _exec(self, argv: list[str], sudo: bool | None, timeout_s: float, data: bytes | None = None
+              ) -> tuple[int, bytes, str]:
         use_sudo = self.settings.sudo if sudo is None else sudo
         command = shlex.join((["sudo", "-n", "--"] if use_sudo else []) + argv)
         try:
-            _, stdout, stderr = self.client.exec_command(command, timeout=timeout_s)
+            stdin, stdout, stderr = self.client.exec_command(command, timeout=timeout_s)
+            if data is not None:
+                stdin.write(data)
+            stdin.channel.shutdown_write()  # the command reads no more: end of its input
             out, err = stdout.read(), stderr.read().decode(errors="replace")
             rc = stdout.channel.recv_exit_status()
         except (paramiko.SSHException, OSError, socket.timeout) as error:
@@ -152,6 +156,15 @@ class SshHost:
             raise RemoteError(f"{self.where}: cannot read {path}: {err.strip()}",
                               "check the path in the inventory and the user's rights (sudo)")
         return out
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Replace a file atomically (a hidden file beside it, mode 0600, then a rename: a reader such as the
+        kubelet never sees half of it); the path is an argument of the script, never part of it."""
+        script = 'umask 077; hidden="$(dirname -- "$1")/.$(basename -- "$1").quorum"; cat > "$hidden" && mv -f -- "$hidden" "$1"'
+        rc, _, err = self._exec(["sh", "-c", script, "sh", path], None, 30.0, data)
+        if rc != 0:
+            raise RemoteError(f"{self.where}: cannot write {path}: {err.strip()}",
+                              "check the path and the user's rights (sudo)")
 
     @cached_property
     def testinfra(self) -> testinfra.host.Host:

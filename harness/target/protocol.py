@@ -133,6 +133,14 @@ class Target(InHostNetwork, ABC):
         """Refuse, with a FaultError naming the limit, a planned fault the cluster's owner does not allow now (the
         Nemesis asks before the fault is journaled or acts); a cluster Quorum built allows every fault."""
 
+    def remember_fault(self, fault: "Fault") -> None:
+        """Keep the fault's journal record wherever else a heal may be run from (a remote target: on the hosts it
+        touches), after the local journal's entry and before it acts; a cluster Quorum built needs only the local
+        journal."""
+
+    def forget_fault(self, fault: "Fault") -> None:
+        """The fault is healed: drop what remember_fault kept."""
+
     def close(self) -> None:
         """Release what the target holds open (connections to remote hosts); it may be used again after."""
 

@@ -1,6 +1,9 @@
-"""A stand-in for a pytest process that dies mid-fault (used by test_faults.py).
+"""A stand-in for a pytest process that dies mid-fault (used by test_faults.py and test_kind_cluster.py).
 
-    python -m tests.integration.fault_child <run_dir> <mode>   mode: journal-only | with-block
+    python -m tests.integration.fault_child <run_dir> <mode> [host]
+    mode: journal-only | with-block (ha3 on the process backend: a partition and a pause);
+          keepers (any target, e.g. a remote one: kube-scheduler@host held, kube-controller-manager@host's flags
+          overridden)
 Prints READY once the faults are in place, then sleeps until it is killed.
 """
 
@@ -8,13 +11,19 @@ import sys
 import time
 from pathlib import Path
 
-from harness.backends.process.target import ProcessTarget
-from harness.faults import Nemesis, Partition, Pause
+from harness.backends import registry
+from harness.faults import ModifyFlags, Nemesis, Partition, Pause, Stop
 from harness.faults.signals import heal_on_signals
 
-cluster = ProcessTarget(Path(sys.argv[1]))
+cluster = registry.open_target(Path(sys.argv[1]))
 nemesis = Nemesis(cluster)
+if sys.argv[2] == "keepers":
+    host = sys.argv[3]
+    faults = [Stop(component=f"kube-scheduler@{host}", signal="SIGKILL"),
+              ModifyFlags(component=f"kube-controller-manager@{host}", add={"--v": "3"})]
+else:
+    faults = [Partition(side_a=["c1"], side_b=["c2", "c3"]), Pause(component="kube-scheduler@c2")]
 with heal_on_signals(nemesis):
-    with nemesis.fault(Partition(side_a=["c1"], side_b=["c2", "c3"])), nemesis.fault(Pause(component="kube-scheduler@c2")):
+    with nemesis.fault(faults[0]), nemesis.fault(faults[1]):
         print("READY", flush=True)
         time.sleep(600)

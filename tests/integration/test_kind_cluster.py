@@ -30,10 +30,12 @@ from harness.faults import Nemesis, NodePause, Stop
 from harness.faults.sweep import heal_cluster
 from harness.history import History
 from harness.backends.kind.topology import load_kind_topology
+from harness.components.systemd_keeper import SystemdUnits
 from harness.components.systemd_unit import UnitUnreadable, parse_show, show_command
 from harness.shell import run
 from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
+from harness.waiting import eventually
 from tests.integration.conftest import on_a_free_subnet
 from tests.integration.standin import inventory_check, kind_standin
 
@@ -199,7 +201,7 @@ def test_a_crashed_member_stays_down_until_healed_and_quorum_heal_ends_its_crash
         healed = heal_cluster(cluster).healed
     finally:
         heal_cluster(cluster)  # unjournaled: a failure above must not leave the loop to the module's next tests
-    assert healed == [f"ended the crash loop of etcd in {node}"]
+    assert healed == [f"ended the crash loop of etcd on {node}"]
     assert not cluster.exec(node, ["pgrep", "-f", "qrm-crash-loop"], check=False).strip()
     _wait(lambda: _member_answers(cluster, node), cluster.held_return_s("etcd", node),
           f"etcd in {node} to answer after quorum heal")
@@ -243,6 +245,46 @@ def test_a_units_restart_promise_is_what_systemd_does_after_a_kill(kind_cluster,
         parse_show(unit, cluster.exec(node, show_command(unit)))
 
 
+def test_a_systemd_unit_is_held_and_overridden_over_ssh_as_a_remote_target_does_it(kind_cluster, tmp_path):
+    """The keeper of a remote target's systemd components, over SSH against a real systemd (a kubeadm stand-in's
+    node runs one): a unit with Restart=always is killed and kept down (systemd does not restart it), started again
+    on release; its command line is replaced by a runtime drop-in (an argument with a space, quotes, % and $ arrives
+    unchanged) and is the unit file's again after restore."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    node, unit = cluster.hosts("controller")[-1], "quorum-keeper-probe.service"
+    units = SystemdUnits("/var/lib/quorum/")
+    with kind_standin(cluster, tmp_path / "standin") as standin:
+        remote = registry.get("remote").open_unchecked(standin.inventory, tmp_path / "run")
+
+        def argv() -> list[str]:
+            pid = _wait(lambda: _main_pid(cluster, node, unit), 10, f"{unit} to run")
+            return cluster.exec(node, ["cat", f"/proc/{pid}/cmdline"]).split("\0")[:-1]
+
+        try:
+            remote.exec(node, ["mkdir", "-p", "/run/systemd/system"])
+            remote.put_file(node, f"/run/systemd/system/{unit}",
+                            "[Service]\nExecStart=/bin/sleep 600\nRestart=always\nRestartSec=1s\n")
+            remote.exec(node, ["sh", "-c", f"systemctl daemon-reload && systemctl start {unit}"])
+            first = argv() and _main_pid(cluster, node, unit)
+            units.hold(remote, node, unit, "SIGKILL")
+            assert units.is_held(remote, node, unit) and _main_pid(cluster, node, unit) == 0
+            time.sleep(2.5)  # past RestartSec: Restart=always must not have brought it back
+            assert _main_pid(cluster, node, unit) == 0, "a held unit was restarted"
+            assert units.release(remote, node, unit) and not units.is_held(remote, node, unit)
+            assert argv() == ["/bin/sleep", "600"] and _main_pid(cluster, node, unit) != first
+            odd = ["/bin/sh", "-c", 'sleep 700 # a "quoted" 100% $HOME']
+            units.override(remote, node, unit, odd)
+            assert eventually(lambda: argv() == odd, 10), argv()
+            assert units.restore(remote, node, unit) and not units.restore(remote, node, unit)
+            assert eventually(lambda: argv() == ["/bin/sleep", "600"], 10), argv()
+            assert units.sweep(remote, node, [unit]) == []
+        finally:
+            units.sweep(remote, node, [unit])
+            remote.exec(node, ["sh", "-c", f"systemctl stop {unit}; rm -f /run/systemd/system/{unit}; "
+                                           "systemctl daemon-reload"], check=False)
+            remote.close()
+
+
 def test_the_target_protocol_holds_on_kind(kind_cluster):
     from tests.protocol_checks import check_target
 
@@ -272,6 +314,52 @@ def test_a_kubeadm_cluster_reached_only_by_its_inventory_is_a_remote_target_with
                 cluster.restart_budget_s("kube-apiserver", kill=2, earlier_restarts=1)
             check_target(remote)
         finally:
+            remote.close()
+            registry.down(remote.run_dir)
+
+
+def test_a_kubeadm_cluster_reached_by_its_inventory_is_held_and_overridden_over_ssh_and_healed_from_its_hosts(
+        kind_cluster, tmp_path):
+    """Holds and flag overrides on a remote target go through the kubelet over SSH (a manifest moved aside, a
+    manifest rewritten) and are journaled on the hosts: with the harness alive, `quorum heal --target` leaves its
+    faults alone; after it is killed with SIGKILL, `quorum heal --target INVENTORY` in a new process, which has
+    only the inventory, finds them on the hosts and restores each manifest byte for byte, and the cluster heals."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    node = cluster.hosts("controller")[-1]
+    manifests = {c: cluster.exec(node, ["cat", f"{MANIFESTS}/{c}.yaml"]) for c in STATIC_PODS}
+    with kind_standin(cluster, tmp_path / "standin") as standin:
+        inventory = standin.write(limits={"max_faults_at_once": 2})  # a hold and an override at once
+        remote = registry.get("remote").up(inventory, tmp_path / "run")
+
+        def heal_from_hosts() -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "harness.cli", "heal", "--target", str(inventory)],
+                                  cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+        child = subprocess.Popen([sys.executable, "-m", "tests.integration.fault_child", str(remote.run_dir),
+                                  "keepers", node], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout.readline().strip() == "READY"
+            assert remote.held("kube-scheduler", node) and cluster.pid("kube-scheduler", node) is None
+            assert "--v=3" in cluster.command_line("kube-controller-manager", node)
+            journal = cluster.exec(node, ["ls", "/var/lib/quorum/journal"]).split()
+            assert len(journal) == 2, journal
+            alive = heal_from_hosts()
+            assert alive.returncode == 0 and alive.stdout.count("left alone: ") == 3, alive.stdout + alive.stderr
+            assert remote.held("kube-scheduler", node), "a live harness's fault was healed under it"
+            child.kill()
+            child.wait(10)
+            healed = heal_from_hosts()
+            assert healed.returncode == 0, healed.stdout + healed.stderr
+            assert "healed stop(" in healed.stdout and "healed modify-flags(" in healed.stdout, healed.stdout
+            assert {c: cluster.exec(node, ["cat", f"{MANIFESTS}/{c}.yaml"]) for c in STATIC_PODS} == manifests
+            assert cluster.exec(node, ["ls", "/var/lib/quorum/journal"]).split() == []
+            assert not remote.held("kube-scheduler", node)
+            bound = remote.held_return_s("kube-scheduler", node)
+            assert eventually(lambda: remote.component_healthy("kube-scheduler", node), bound), bound
+            assert remote.problems_after(remote.settle_s) == []
+        finally:
+            child.kill()
+            heal_from_hosts()
             remote.close()
             registry.down(remote.run_dir)
 

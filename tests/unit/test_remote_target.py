@@ -81,12 +81,15 @@ def test_the_run_directory_copy_of_an_inventory_names_every_local_file_by_its_ab
     assert again.components == inventory.components and again.load_balancer == inventory.load_balancer
 
 
-def test_destructive_scenarios_are_refused_on_a_remote_target_disposable_or_not(tmp_path):
+def test_destructive_scenarios_run_only_on_a_disposable_remote_target_whose_components_have_a_keeper(tmp_path):
     remote = get("remote")
     data = example()
     assert "is not disposable (disposable: false)" in remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
-    data["disposable"] = True
-    assert "holds and flag overrides" in remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
+    data["disposable"] = True  # etcd a systemd unit, the rest static pods: each can be held and overridden
+    assert remote.destructive_refusal(load_inventory(usable(tmp_path, data))) is None
+    data["components"]["kube-scheduler"] = {"runs_as": "process"}
+    refusal = remote.destructive_refusal(load_inventory(usable(tmp_path, data)))
+    assert "kube-scheduler run(s) as a plain process" in refusal and "static pod or a systemd unit" in refusal
     assert get("process").destructive_refusal(get("process").load_topology(ROOT / "clusters" / "ha3.yaml")) is None
 
 

@@ -31,7 +31,7 @@ from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, component_name
 from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s,
-                                kind_held_manifest_return_s,
+                                held_manifest_return_s,
                                 kind_partition_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
 from harness.topology import Component, HealthCheck
 
@@ -219,22 +219,22 @@ class KindTarget(Target):
                 earlier = self.restarts(name, host)
             except ClusterError:
                 pass  # unknown: held_return_s allows the back-off's cap
-        static_pods.hold(self, host, name, signal, earlier_restarts=earlier)
+        static_pods.KIND.hold(self, host, name, signal, earlier_restarts=earlier)
 
     def release(self, component: Component | str, host: str) -> None:
-        static_pods.release(self, host, component_name(component))
+        static_pods.KIND.release(self, host, component_name(component))
 
     def held(self, component: Component | str, host: str) -> bool:
-        return static_pods.is_held(self, host, component_name(component))
+        return static_pods.KIND.is_held(self, host, component_name(component))
 
     def command_line(self, component: Component | str, host: str) -> list[str]:
-        return static_pods.command_line(self, host, component_name(component))
+        return static_pods.KIND.command_line(self, host, component_name(component))
 
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
-        static_pods.override(self, host, component_name(component), argv)
+        static_pods.KIND.override(self, host, component_name(component), argv)
 
     def restore_command_line(self, component: Component | str, host: str) -> None:
-        static_pods.restore(self, host, component_name(component))
+        static_pods.KIND.restore(self, host, component_name(component))
 
     def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
         flags = {}
@@ -294,8 +294,8 @@ class KindTarget(Target):
     def held_return_s(self, component: Component | str, host: str) -> float:
         name = component_name(component)
         if name not in static_pods.CRASH_LOOP:
-            return kind_held_manifest_return_s(Component(name))
-        earlier, kills = static_pods.crashes(self, host, name)
+            return held_manifest_return_s(Component(name))
+        earlier, kills = static_pods.KIND.crashes(self, host, name)
         return crash_loop_return_s(Component(name), earlier, kills)
 
     def load_balancer_check(self) -> HealthCheck | None:
@@ -343,4 +343,11 @@ class KindTarget(Target):
         return identity.split("_", 1)[0].removeprefix(f"{self.kind_name}-")
 
     def sweep(self) -> list[str]:
-        return static_pods.sweep(self)
+        """Every held manifest back, every crash loop ended, every overridden manifest restored, on every node."""
+        done = []
+        for node in self.hosts(HostRole.CONTROLLER):
+            try:
+                done += static_pods.KIND.sweep(self, node)
+            except ClusterError:
+                done.append(f"could not look for held manifests in {node} (not running?): quorum heal again once it runs")
+        return done

@@ -5,8 +5,10 @@ credentials, never anything on the cluster."""
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -19,6 +21,9 @@ from harness.inventory.load import load_inventory, local_path
 from harness.inventory.model import Inventory
 from harness.run.state import RunState
 from harness.target.backend import Backend, Say
+
+if TYPE_CHECKING:
+    from harness.faults.sweep import HealReport
 
 
 def with_absolute_paths(inventory: Inventory, base: Path) -> dict:
@@ -59,8 +64,12 @@ class RemoteBackend(Backend):
         refusal = super().destructive_refusal(topology)
         if refusal:
             return refusal
-        return ("a remote target offers signals and network faults over SSH, but the destructive scenarios also need "
-                "holds and flag overrides, which are not built for it yet (docs/target.md)")
+        unkept = [c.value for c, runs in topology.components.items() if runs.runs_as == "process"]
+        if unkept:
+            return (f"the inventory says {', '.join(unkept)} run(s) as a plain process, which nothing Quorum knows "
+                    "restarts, so the destructive scenarios could neither keep it down nor change its flags; describe "
+                    "each as a static pod or a systemd unit (docs/target.md)")
+        return None
 
     def up(self, topology_file: Path, run_dir: Path | None = None, say: Say = lambda _: None,
            timeout_s: float | None = None) -> RemoteTarget:
@@ -88,6 +97,30 @@ class RemoteBackend(Backend):
         state.status = "ready"
         state.save()
         return RemoteTarget(run_dir)
+
+    def open_unchecked(self, topology_file: Path, run_dir: Path) -> RemoteTarget:
+        """The inventory's target in a private run directory, without the check `up` makes first: a heal must reach
+        a cluster whose components a dead harness left held. The run is not registered: nothing on this machine
+        belongs to it."""
+        topology_file = Path(topology_file)
+        inventory = load_inventory(topology_file)
+        run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        RunState(run_id=secrets.token_hex(3), name=inventory.name, backend=self.name, run_dir=str(run_dir.resolve()),
+                 status="ready").save()
+        data = with_absolute_paths(inventory, topology_file.resolve().parent)
+        (run_dir / INVENTORY).write_text(yaml.safe_dump(data, sort_keys=False))
+        return RemoteTarget(run_dir)
+
+    def heal_from_hosts(self, inventory_file: Path, force: bool = False) -> "HealReport":
+        """`quorum heal --target FILE` (harness/backends/remote/heal.py)."""
+        from harness.backends.remote.heal import heal_hosts
+
+        with tempfile.TemporaryDirectory(prefix="quorum-heal-") as scratch:
+            target = self.open_unchecked(Path(inventory_file), Path(scratch) / "run")
+            try:
+                return heal_hosts(target, force)
+            finally:
+                target.close()
 
     def teardown(self, state: RunState) -> list[str]:
         """Nothing on the cluster: it is someone else's. The run's local credential copies go with its data."""

@@ -1,12 +1,11 @@
 """A cluster Quorum did not build, as a Target: the hosts and components an inventory describes (docs/target.md),
 reached over SSH (harness/remote/ssh.py), the API through the inventory's endpoint with the kubeconfig's
-credentials, etcd with the inventory's client certificate. It offers signals and Quorum-tagged network rules, each
-fault admitted within the inventory's limits; without holds and flag overrides yet, the suites run its conformance
-checks, configuration checks and monitors, and skip every destructive scenario."""
+credentials, etcd with the inventory's client certificate. It offers signals, Quorum-tagged network rules, and holds
+and flag overrides through each component's keeper (harness/backends/remote/keepers.py), each fault admitted within
+the inventory's limits and journaled on the hosts it touches (harness/backends/remote/host_journal.py)."""
 
 from __future__ import annotations
 
-import math
 import signal as signals
 import socket
 from functools import cached_property
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from harness.backends.remote import limits, promises
+from harness.backends.remote import host_journal, keepers, limits, promises
 from harness.backends.remote.credentials import ApiCredentials, api_credentials
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
@@ -64,9 +63,9 @@ class RemoteTarget(Target):
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
-        # signals to a component's process and Quorum-tagged iptables rules, over SSH; holds, overrides and shaping
-        # are not built yet (docs/target.md)
-        return frozenset({Capability.SIGNAL, Capability.NETWORK})
+        # over SSH; holds and overrides need a keeper the inventory names (a plain process has none: Unsupported at
+        # the call, and destructive scenarios refused for such an inventory); shaping is not built yet
+        return frozenset({Capability.SIGNAL, Capability.NETWORK, Capability.HOLD, Capability.OVERRIDE_ARGS})
 
     def describe(self) -> dict[str, str]:
         return super().describe() | {"target": self.name,
@@ -102,7 +101,7 @@ class RemoteTarget(Target):
         return result.stdout
 
     def put_file(self, host: str, path: str, text: str) -> None:
-        self.require(Capability.OVERRIDE_ARGS)
+        self.ssh[host].write_file(path, text.encode())
 
     def testinfra(self, host: str) -> "testinfra.host.Host":
         return self.ssh[host].testinfra
@@ -243,8 +242,8 @@ class RemoteTarget(Target):
         return [a for a in self.ssh[host].read_file(f"/proc/{pid}/cmdline").decode(errors="replace").split("\0") if a]
 
     def command_line(self, component: Component | str, host: str) -> list[str]:
-        """What runs: Quorum did not write this cluster's configuration, so the live command line is the configured one."""
-        return self._argv(component, host)
+        """A static pod's manifest; elsewhere what runs (Quorum did not write this cluster's configuration)."""
+        return keepers.command_line(self, component, host) or self._argv(component, host)
 
     def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
         return {host: parse_flags(self._argv(component, host)[1:]) for host in self.component_hosts(component)}
@@ -262,23 +261,31 @@ class RemoteTarget(Target):
                               "the login needs root or passwordless sudo (ssh.sudo: true)")
 
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        self.require(Capability.HOLD)
+        keepers.hold(self, component, host, signal)
 
     def release(self, component: Component | str, host: str) -> None:
-        self.require(Capability.HOLD)
+        keepers.release(self, component, host)
 
     def admit(self, fault: "Fault", active: list["Fault"]) -> None:
         """The inventory's limits (harness/backends/remote/limits.py)."""
         limits.admit(self.topology.limits, fault, active, set(self.hosts()))
 
+    def remember_fault(self, fault: "Fault") -> None:
+        host_journal.remember(self, fault)
+
+    def forget_fault(self, fault: "Fault") -> None:
+        host_journal.forget(self, fault.id, host_journal.touched(self, fault))
+
     def held(self, component: Component | str, host: str) -> bool:
-        return False  # nothing holds a component here: Quorum never does (no HOLD capability)
+        return keepers.held(self, component, host)
 
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
-        self.require(Capability.OVERRIDE_ARGS)
+        keepers.override(self, component, host, argv)
+        self._seen_flags.pop((component_name(component), host), None)
 
     def restore_command_line(self, component: Component | str, host: str) -> None:
-        self.require(Capability.OVERRIDE_ARGS)
+        keepers.restore(self, component, host)
+        self._seen_flags.pop((component_name(component), host), None)
 
     def component_healthy(self, component: Component | str, host: str) -> bool:
         """The apiserver's /readyz and etcd's status, asked directly; the controller-manager's and the
@@ -321,8 +328,7 @@ class RemoteTarget(Target):
         return promises.restart_budget_s(self, component, kill, earlier_restarts)
 
     def held_return_s(self, component: Component | str, host: str) -> float:
-        self.require(Capability.HOLD)
-        return math.inf
+        return keepers.held_return_s(self, component, host)
 
     def load_balancer_check(self) -> HealthCheck | None:
         """As the inventory states it: Quorum cannot read the configuration of someone else's load balancer."""
@@ -377,3 +383,6 @@ class RemoteTarget(Target):
         if hostname in self.hosts():
             return hostname
         return self._hostnames.get(hostname, hostname)
+
+    def sweep(self) -> list[str]:
+        return keepers.sweep(self)
