@@ -26,3 +26,8 @@ class ClusterError(QuorumError):
 
 class FaultError(QuorumError):
     """A fault could not be injected or was refused."""
+
+
+class FaultRefused(FaultError):
+    """The cluster's owner does not allow this fault now (an inventory's limits): nothing acted. A scenario that
+    needs it is skipped with the limit named, not failed: the cluster did nothing wrong."""

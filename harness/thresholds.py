@@ -74,18 +74,10 @@ def leader_failover_bound_s(election: LeaderElection) -> float:
     return election.lease_duration_s + 2 * jittered_retry + OBSERVATION_S
 
 
-def leader_failover_max_s(topology: Topology) -> float:
-    return leader_failover_bound_s(topology.leader_election)
-
-
 def leader_give_up_bound_s(election: LeaderElection) -> float:
     """A leader woken after its renew deadline passed gives up when its renew loop times out: at most the
     renew deadline plus one jittered retry, plus observation."""
     return election.renew_deadline_s + (1 + CLIENT_GO_JITTER) * election.retry_period_s + OBSERVATION_S
-
-
-def leader_give_up_max_s(topology: Topology) -> float:
-    return leader_give_up_bound_s(topology.leader_election)
 
 
 def lb_detection_s(topology: Topology) -> float:
@@ -99,9 +91,9 @@ def lb_rise_s(topology: Topology) -> float:
     return check.interval_s * check.rise
 
 
-def etcd_election_s(topology: Topology) -> float:
+def etcd_election_s(etcd: EtcdSettings) -> float:
     """ANCHORS: a new etcd leader is elected in about one election timeout."""
-    return topology.etcd.election_timeout_ms / 1000
+    return etcd.election_timeout_ms / 1000
 
 
 def etcd_leader_change_bound_s(etcd: EtcdSettings) -> float:
@@ -111,14 +103,10 @@ def etcd_leader_change_bound_s(etcd: EtcdSettings) -> float:
     return 3 * etcd.election_timeout_ms / 1000 + 0.5
 
 
-def etcd_leader_change_max_s(topology: Topology) -> float:
-    return etcd_leader_change_bound_s(topology.etcd)
-
-
-def etcd_write_outage_max_s(topology: Topology, client_timeout_s: float) -> float:
+def etcd_write_outage_bound_s(etcd: EtcdSettings, client_timeout_s: float) -> float:
     """The longest stretch with no acknowledged write when the leader dies: the leader change plus one
     client request timeout (a request in flight to the dead leader only fails when it times out)."""
-    return etcd_leader_change_max_s(topology) + client_timeout_s
+    return etcd_leader_change_bound_s(etcd) + client_timeout_s
 
 
 def snapshot_restore_max_s(topology: Topology) -> float:
@@ -127,7 +115,7 @@ def snapshot_restore_max_s(topology: Topology) -> float:
     held again after a failover, and the LB's rise checks for the restarted apiservers."""
     check = topology.load_balancer.health_check
     return (STARTUP_ALLOWANCE_S[Component.ETCD] + STARTUP_ALLOWANCE_S[Component.APISERVER]
-            + leader_failover_max_s(topology) + check.interval_s * check.rise)
+            + leader_failover_bound_s(topology.leader_election) + check.interval_s * check.rise)
 
 
 # ---- API SLOs under load (ANCHORS.md, Kubernetes SIG Scalability SLOs) ------------------------------

@@ -88,6 +88,9 @@ def check_health(target: Target) -> None:
     assert target.etcd_member_named("https://192.0.2.1:2379") is None
     holders = target.lease_holders()
     assert set(holders) == set(LEASES) and set(holders.values()) <= set(target.hosts()), holders
+    election, etcd = target.leader_election(), target.etcd_settings()  # what the failover bounds derive from
+    assert 0 < election.retry_period_s < election.renew_deadline_s < election.lease_duration_s, election
+    assert 0 < 5 * etcd.heartbeat_ms <= etcd.election_timeout_ms, etcd
     budget = promised_or_unknown(target, lambda: target.restart_budget_s(Component.SCHEDULER))
     assert budget is None or budget > 0, budget
     if Capability.HOLD in target.capabilities() and keeper_known(target):

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from harness.components.base import ComponentSpec, HealthProbe, Layout
-from harness.topology import Component, Host, Topology
+from harness.topology import Component, EtcdSettings, Host, Topology
 
 CLIENT_PORT = 2379
 PEER_PORT = 2380
+
+
+def settings_of(flags: dict[str, str]) -> EtcdSettings:
+    """The timings a running member's command line gives (etcd's defaults where it leaves a flag out)."""
+    defaults = EtcdSettings()
+    return EtcdSettings(heartbeat_ms=int(flags.get("--heartbeat-interval", defaults.heartbeat_ms)),
+                        election_timeout_ms=int(flags.get("--election-timeout", defaults.election_timeout_ms)))
 
 
 def client_url(topology: Topology, host: Host) -> str:

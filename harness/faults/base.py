@@ -122,11 +122,19 @@ class Nemesis:
         with self._lock:
             self.journal.begin(fault)
             self.active.append(fault)
+        try:  # before the fault's clock starts: writing records to remote hosts is no part of what is measured
+            self.cluster.remember_fault(fault)
+        except BaseException:
+            with self._lock:  # nothing acted: forget it everywhere it was recorded
+                self.active.remove(fault)
+                self.journal.healed(fault)
+            with contextlib.suppress(QuorumError):
+                self.cluster.forget_fault(fault)
+            raise
         self.history.event("fault.start", id=fault.id, name=fault.name, params=fault.params(), captured=fault.captured)
         context = self._step(f"inject {fault.describe()}") if self._step else contextlib.nullcontext()
         with context:
             try:
-                self.cluster.remember_fault(fault)
                 fault.act(self.cluster)
             except BaseException:
                 self.heal(fault)

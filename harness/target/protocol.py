@@ -17,6 +17,7 @@ from harness.errors import QuorumError
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.network import InHostNetwork
+from harness.target.promises import ConfiguredPromises
 from harness.topology import Component
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from harness.clients.etcdapi import EtcdClient, EtcdCredentials
     from harness.clients.kubeapi import ApiClient
     from harness.pki import Pair
-    from harness.topology import HealthCheck
 
 LEASES = ("kube-controller-manager", "kube-scheduler")  # the leader-elected components
 
@@ -57,7 +57,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(InHostNetwork, ABC):
+class Target(InHostNetwork, ConfiguredPromises, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)
@@ -314,22 +314,6 @@ class Target(InHostNetwork, ABC):
     def supervisor_events(self) -> Path | None:
         """The file Quorum's supervisor appends component starts and exits to (Capability.SUPERVISOR), or None."""
         return None
-
-    # ---- what the cluster's own configuration promises (the second check beside the objectives) ---------
-
-    @abstractmethod
-    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
-        """How long after the `kill`-th SIGKILL in a row the component is healthy again, as the cluster's own
-        self-healing promises (its restart back-off plus the component's start-up allowance)."""
-
-    @abstractmethod
-    def held_return_s(self, component: Component | str, host: str) -> float:
-        """From `release` of the component held on `host` until it answers again, as the cluster's self-healing
-        promises (asked after the release: how long it was held may count)."""
-
-    @abstractmethod
-    def load_balancer_check(self) -> "HealthCheck | None":
-        """The load balancer's health check of the apiservers as configured (None: it checks nothing)."""
 
     # ---- network -------------------------------------------------------------------------------
 

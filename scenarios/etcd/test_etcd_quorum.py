@@ -12,11 +12,11 @@ from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_healthy, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import (etcd_election_s, etcd_leader_change_max_s, etcd_write_outage_max_s,
+from harness.thresholds import (etcd_election_s, etcd_leader_change_bound_s, etcd_write_outage_bound_s,
                                 snapshot_restore_max_s as restore_max_s)
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
-CHANGE = "3 x the topology's election timeout + 0.5 s"
+CHANGE = "3 x the configured election timeout + 0.5 s"
 STALL = "the leader change bound + one client request timeout"
 
 
@@ -66,13 +66,13 @@ def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_wr
     lost quorum). The others elect a new leader within about one election timeout (bound: 3 x
     election timeout + 0.5 s), writes pause only for that election plus one client timeout, and no acknowledged
     write is lost. A member count that cannot lose one member (2) fails here."""
-    topology = cluster.topology
+    etcd = cluster.etcd_settings()
     leader = leases.holder("etcd")
     time.sleep(1.0)
     with nemesis.fault(Stop(component=f"etcd@{leader}", signal="SIGKILL")):
-        time.sleep(etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S) + 3)
+        time.sleep(etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S) + 3)
     etcd_writer.stop()
-    change_bound, stall_bound = etcd_leader_change_max_s(topology), etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S)
+    change_bound, stall_bound = etcd_leader_change_bound_s(etcd), etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S)
     change, stall = failover_time(history, subject="etcd", max_s=change_bound), write_outage(history, max_gap_s=stall_bound)
     writes = durability(history, system="etcd")
     verdicts = judge(
@@ -92,10 +92,10 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
     members answer again within the cluster's own return time (e.g. a supervisor's restart, or a kubelet picking
     the manifests up again), writes resume within a leader election plus one client timeout of that, and every
     write acknowledged before, during or after is there."""
-    topology, hosts = cluster.topology, cluster.hosts(HostRole.ETCD)
+    etcd, hosts = cluster.etcd_settings(), cluster.hosts(HostRole.ETCD)
     survivor, stopped = hosts[-1], hosts[: len(hosts) // 2 + 1]
     faults = [nemesis.inject(Stop(component=f"etcd@{h}", signal="SIGKILL")) for h in stopped]
-    time.sleep(3 * etcd_election_s(topology))
+    time.sleep(3 * etcd_election_s(etcd))
     lost_at = time.monotonic()
     put_ok = answered(cluster, survivor, "put", "/quorum/no-quorum-probe")
     read_ok = answered(cluster, survivor, "get", "/quorum/no-quorum-probe")
@@ -108,7 +108,7 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
     return_max_s = {h: cluster.held_return_s("etcd", h) for h in stopped}
     returned = {h: wait_healthy(cluster, f"etcd@{h}", return_max_s[h], since=healed) for h in stopped}
     quorum_back = time.monotonic()
-    outage_max_s = etcd_write_outage_max_s(topology, WRITER_TIMEOUT_S)
+    outage_max_s = etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S)
     time.sleep(outage_max_s + 1)
     etcd_writer.stop()
     acknowledged_during = [o for o in history.ops_of("etcd.put") if o.ok and during[0] <= o.complete <= during[1]]
@@ -138,13 +138,13 @@ def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster
     after heal all members converge on one revision, and no acknowledged write is lost."""
     with nemesis.fault(IsolateEtcdLeader()) as fault:
         old = fault.captured["leader"]
-        deadline = time.monotonic() + etcd_leader_change_max_s(cluster.topology) + 2
+        deadline = time.monotonic() + etcd_leader_change_bound_s(cluster.etcd_settings()) + 2
         while time.monotonic() < deadline and leases.identity("etcd", timeout=5) == old:
             time.sleep(0.1)
         minority_writes = [answered(cluster, old, "put", f"/quorum/minority/{i}") for i in range(3)]
     revision = converged(cluster)
     etcd_writer.stop()
-    bound = etcd_leader_change_max_s(cluster.topology)
+    bound = etcd_leader_change_bound_s(cluster.etcd_settings())
     change, writes = failover_time(history, subject="etcd", max_s=bound), durability(history, system="etcd")
     verdicts = judge(history, change, writes,
                      measures=[from_verdict("etcd_leader_change_s", change, "failover_s", bound=bound,
@@ -169,7 +169,7 @@ def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, 
     assert sorted(cluster.etcd.members().values()) == sorted(cluster.hosts(HostRole.ETCD))
     converged(cluster)
     etcd_writer.stop()
-    bound = etcd_write_outage_max_s(cluster.topology, WRITER_TIMEOUT_S)
+    bound = etcd_write_outage_bound_s(cluster.etcd_settings(), WRITER_TIMEOUT_S)
     writes, stall = durability(history, system="etcd"), write_outage(history, max_gap_s=bound)
     verdicts = judge(history, writes, stall,
                      measures=[from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=bound,

@@ -11,11 +11,11 @@ from harness.faults import Kill, ModifyFlags, Pause
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, exits_within, judge
 from harness.target.capabilities import Capability
-from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S, leader_failover_max_s, leader_give_up_max_s
+from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S, leader_failover_bound_s, leader_give_up_bound_s
 from harness.topology import Component
 
 LEASED = ["kube-controller-manager", "kube-scheduler"]
-LEASE_BOUND = "the topology's lease duration + 2 x 2.2 x retry period + 0.5 s"
+LEASE_BOUND = "the configured lease duration + 2 x 2.2 x retry period + 0.5 s"
 
 
 @pytest.mark.destructive
@@ -25,7 +25,7 @@ def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases
     standby on another controller, or the restarted process) holds it within lease-duration + retry-period +
     margin (ANCHORS, with the margin for client-go's retry jitter: lease + 4.4 x retry + 0.5 s, see
     harness/thresholds.py). The killed process cannot release its lease, so the lease must expire first."""
-    bound = leader_failover_max_s(cluster.topology)
+    bound = leader_failover_bound_s(cluster.leader_election())
     leader = leases.holder(lease)
     old = leases.identity(lease)
     with nemesis.fault(Kill(component=f"{lease}@{leader}")):
@@ -47,7 +47,7 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
     supervisor, or the kubelet, restarts it) and never hold the lease again, so two holders never overlap in the
     record. client-go does not fence: until it gives up, the woken ex-leader still believes it leads; the figure
     gave_up_after_resume_s measures that."""
-    bound = leader_failover_max_s(cluster.topology)
+    bound = leader_failover_bound_s(cluster.leader_election())
     leader = leases.holder(lease)
     old = leases.identity(lease)
     component = f"{lease}@{leader}"
@@ -55,7 +55,7 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
         paused_at = time.monotonic()
         leases.wait_for_new_holder(lease, old, timeout=bound + 5)
     resumed_at = time.monotonic()
-    give_up_bound = leader_give_up_max_s(cluster.topology)
+    give_up_bound = leader_give_up_bound_s(cluster.leader_election())
     # every chance for a misbehaving ex-leader to renew
     exits = exits_within(cluster, history, component, pause.captured["pid"], resumed_at, give_up_bound + 1.0)
     accounting = []
@@ -73,7 +73,7 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
                  "gave_up_after_resume_s": gave_up, "give_up_bound_s": give_up_bound},
         measures=[from_verdict("lease_failover_s", failover, "failover_s", bound=bound, bound_source=LEASE_BOUND),
                   Measurement("lease_give_up_s", gave_up, bound=give_up_bound,
-                              bound_source="the topology's renew deadline + one jittered retry")],
+                              bound_source="the configured renew deadline + one jittered retry")],
     )
     assert all(verdicts), explain_all(verdicts)
     assert exits and exits[0] <= give_up_bound, (

@@ -17,7 +17,7 @@ from harness.load.hollow import NAMESPACE
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_healthy, wait_lb_marks_down
 from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT,
-                                apiserver_cut_from_etcd_detection_s, leader_failover_max_s,
+                                apiserver_cut_from_etcd_detection_s, leader_failover_bound_s,
                                 node_failure_detection_s)
 from harness.target.capabilities import Capability
 from harness.topology import Component
@@ -154,7 +154,7 @@ def test_restarting_the_controller_manager_leader_under_load(cluster, history, n
     assert leader, "no kube-controller-manager holds the lease before the fault"
     time.sleep(profile.load_s / 4)
     with nemesis.fault(Kill(component=f"kube-controller-manager@{leader}")):
-        deadline = time.monotonic() + leader_failover_max_s(cluster.topology)
+        deadline = time.monotonic() + leader_failover_bound_s(cluster.leader_election())
         while time.monotonic() < deadline and cluster.lease_holders().get("kube-controller-manager") in (None, leader):
             time.sleep(0.5)
     api_load.wait()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, time, timezone
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import FaultError
+from harness.errors import FaultRefused
 from harness.inventory.model import Limits
 
 if TYPE_CHECKING:
@@ -36,10 +36,10 @@ def admit(limits: Limits, fault: "Fault", active: list["Fault"], hosts: set[str]
     now = now or datetime.now(timezone.utc)
     window = limits.window()
     if window and not within(now.time(), *window):
-        raise FaultError(f"{fault.describe()} refused: {now:%H:%M} UTC is outside the inventory's maintenance window "
+        raise FaultRefused(f"{fault.describe()} refused: {now:%H:%M} UTC is outside the inventory's maintenance window "
                          f"{limits.window_utc} UTC", "run the destructive suites inside limits.window_utc, or widen it")
     if len(active) >= limits.max_faults_at_once:
-        raise FaultError(f"{fault.describe()} refused: {len(active)} fault(s) already active and the inventory allows "
+        raise FaultRefused(f"{fault.describe()} refused: {len(active)} fault(s) already active and the inventory allows "
                          f"{limits.max_faults_at_once} at once (limits.max_faults_at_once)",
                          "raise limits.max_faults_at_once if the cluster's owner allows more")
     if limits.allowed_hosts is not None:
@@ -47,6 +47,6 @@ def admit(limits: Limits, fault: "Fault", active: list["Fault"], hosts: set[str]
         outside = sorted(named - set(limits.allowed_hosts))
         if not named or outside:
             acts_on = f"it acts on {outside}" if outside else "it names no host it acts on"
-            raise FaultError(f"{fault.describe()} refused: {acts_on}, and the inventory allows faults only on "
+            raise FaultRefused(f"{fault.describe()} refused: {acts_on}, and the inventory allows faults only on "
                              f"{limits.allowed_hosts} (limits.allowed_hosts)",
                              "choose a fault on an allowed host, or add the host to limits.allowed_hosts")

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.components.etcd import settings_of
+from harness.components.leader_elected import election_of
 from harness.components.systemd_unit import UnitRestartPolicy, parse_show, show_command
 from harness.errors import ClusterError
 from harness.inventory.model import StaticPod, SystemdUnit
 from harness.target.protocol import Unsupported, component_name
 from harness.thresholds import STARTUP_ALLOWANCE_S, static_pod_restart_budget_s
-from harness.topology import Component
+from harness.topology import Component, EtcdSettings, LeaderElection
 
 if TYPE_CHECKING:
     from harness.backends.remote.target import RemoteTarget
@@ -36,6 +38,23 @@ def restart_budget_s(target: "RemoteTarget", component: Component | str, kill: i
         return max(delays, default=0.0) + STARTUP_ALLOWANCE_S[name]
     raise Unsupported(f"{name.value} runs as {how.runs_as}: what restarts it, and how soon, is not known",
                       NO_KEEPER_FIX)
+
+
+def leader_election(target: "RemoteTarget") -> LeaderElection:
+    """The slowest lease timings any running controller-manager or scheduler has (each bound the slowest allows)."""
+    elections = [election_of(flags) for component in (Component.CONTROLLER_MANAGER, Component.SCHEDULER)
+                 for flags in target.live_flags(component).values()]
+    return LeaderElection(enabled=all(e.enabled for e in elections),
+                          lease_duration_s=max(e.lease_duration_s for e in elections),
+                          renew_deadline_s=max(e.renew_deadline_s for e in elections),
+                          retry_period_s=max(e.retry_period_s for e in elections))
+
+
+def etcd_settings(target: "RemoteTarget") -> EtcdSettings:
+    """The slowest heartbeat and election timeout any running member has."""
+    members = [settings_of(flags) for flags in target.live_flags(Component.ETCD).values()]
+    return EtcdSettings(heartbeat_ms=max(m.heartbeat_ms for m in members),
+                        election_timeout_ms=max(m.election_timeout_ms for m in members))
 
 
 def restarts(target: "RemoteTarget", component: Component | str, host: str) -> int:

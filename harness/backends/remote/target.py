@@ -28,7 +28,7 @@ from harness.remote.ssh import RemoteError, SshHost
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
-from harness.topology import Component, HealthCheck
+from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
 
 if TYPE_CHECKING:
     import testinfra.host
@@ -329,6 +329,12 @@ class RemoteTarget(Target):
 
     def held_return_s(self, component: Component | str, host: str) -> float:
         return keepers.held_return_s(self, component, host)
+
+    def leader_election(self) -> LeaderElection:
+        return promises.leader_election(self)  # Quorum did not write the configuration: what runs is what promises
+
+    def etcd_settings(self) -> EtcdSettings:
+        return promises.etcd_settings(self)
 
     def load_balancer_check(self) -> HealthCheck | None:
         """As the inventory states it: Quorum cannot read the configuration of someone else's load balancer."""

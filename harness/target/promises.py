@@ -1,0 +1,39 @@
+"""What a cluster's own configuration promises: the second check beside the objectives (what the user needs).
+Part of the Target (harness/target/protocol.py); each bound a scenario judges by derives from one of these."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from harness.topology import Component
+
+if TYPE_CHECKING:
+    from harness.topology import EtcdSettings, HealthCheck, LeaderElection
+
+
+class ConfiguredPromises(ABC):
+    topology: Any
+
+    @abstractmethod
+    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        """How long after the `kill`-th SIGKILL in a row the component is healthy again, as the cluster's own
+        self-healing promises (its restart back-off plus the component's start-up allowance)."""
+
+    @abstractmethod
+    def held_return_s(self, component: Component | str, host: str) -> float:
+        """From `release` of the component held on `host` until it answers again, as the cluster's self-healing
+        promises (asked after the release: how long it was held may count)."""
+
+    @abstractmethod
+    def load_balancer_check(self) -> "HealthCheck | None":
+        """The load balancer's health check of the apiservers as configured (None: it checks nothing)."""
+
+    def leader_election(self) -> "LeaderElection":
+        """The lease timings the configuration gives kube-controller-manager and kube-scheduler (the bounds of
+        leader failover and give-up derive from them): the topology's, where Quorum wrote the configuration."""
+        return self.topology.leader_election
+
+    def etcd_settings(self) -> "EtcdSettings":
+        """etcd's heartbeat and election timeout as configured (the bounds of a leader change derive from them)."""
+        return self.topology.etcd
