@@ -364,6 +364,29 @@ def test_a_kubeadm_cluster_reached_by_its_inventory_is_held_and_overridden_over_
             registry.down(remote.run_dir)
 
 
+@pytest.mark.alone  # as the kind suites: a verdict on the cluster, not on the other lane's load
+@pytest.mark.deep("re-proves through SSH the verdicts CI proves on this cluster with --backend kind and on the "
+                  "process backend; the remote keepers, signals and rules these scenarios use are proven in CI by "
+                  "the kubeadm stand-in tests above (~6 min)")
+def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
+    """`pytest --target` with `disposable: true` on the kubeadm stand-in runs the self-healing, leader-election and
+    etcd suites through SSH (kills, holds, partitions) and every scenario passes; only those needing what a remote
+    target lacks (rewriting etcd's data) are skipped, by name."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    with kind_standin(cluster, tmp_path / "standin") as standin:
+        inventory = standin.write(limits={"max_faults_at_once": 3})  # the without-quorum scenario holds two members
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "scenarios/self_healing", "scenarios/leader_election", "scenarios/etcd",
+             f"--target={inventory}", f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}",
+             "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
+            cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    skipped = [line for line in output.splitlines() if line.startswith("SKIPPED")]
+    assert all("etcd-data" in line or "nightly" in line or "single HAProxy" in line for line in skipped), skipped
+    assert "12 passed" in output.splitlines()[-1], output[-2000:]
+
+
 def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True) -> str:
     """`pytest <selection> --backend=kind` on this cluster (--keep-cluster: the session reuses it); its output.
     passing: the run must pass (False: the caller judges which tests failed)."""

@@ -37,6 +37,12 @@ def pods(runs: StaticPod) -> StaticPods:
     return StaticPods(runs.manifest_dir, FILES)
 
 
+def keeper(target: "RemoteTarget", component: Component | str) -> tuple[StaticPods | SystemdUnits, str]:
+    """What keeps the component running, and the name it knows it by (the pod's, or the unit's)."""
+    runs = how(target, component)
+    return (UNITS, runs.unit) if isinstance(runs, SystemdUnit) else (pods(runs), component_name(component))
+
+
 def hold(target: "RemoteTarget", component: Component | str, host: str, signal: str) -> None:
     name, runs = component_name(component), how(target, component)
     if isinstance(runs, SystemdUnit):
@@ -52,11 +58,8 @@ def hold(target: "RemoteTarget", component: Component | str, host: str, signal: 
 
 
 def release(target: "RemoteTarget", component: Component | str, host: str) -> None:
-    runs = how(target, component)
-    if isinstance(runs, SystemdUnit):
-        UNITS.release(target, host, runs.unit)
-    else:
-        pods(runs).release(target, host, component_name(component))
+    kept_by, name = keeper(target, component)
+    kept_by.release(target, host, name)
 
 
 def held(target: "RemoteTarget", component: Component | str, host: str) -> bool:
@@ -79,19 +82,13 @@ def held_return_s(target: "RemoteTarget", component: Component | str, host: str)
 
 
 def override(target: "RemoteTarget", component: Component | str, host: str, argv: list[str]) -> None:
-    runs = how(target, component)
-    if isinstance(runs, SystemdUnit):
-        UNITS.override(target, host, runs.unit, argv)
-    else:
-        pods(runs).override(target, host, component_name(component), argv)
+    kept_by, name = keeper(target, component)
+    kept_by.override(target, host, name, argv)
 
 
 def restore(target: "RemoteTarget", component: Component | str, host: str) -> None:
-    runs = how(target, component)
-    if isinstance(runs, SystemdUnit):
-        UNITS.restore(target, host, runs.unit)
-    else:
-        pods(runs).restore(target, host, component_name(component))
+    kept_by, name = keeper(target, component)
+    kept_by.restore(target, host, name)
 
 
 def command_line(target: "RemoteTarget", component: Component | str, host: str) -> list[str] | None:
