@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import testinfra.host
 
 CONNECT_TIMEOUT_S = 10.0
+CHANNEL_TIMEOUT_S = 15.0  # for sshd to open a session on a live connection (it answers in milliseconds when well)
 
 
 class RemoteError(ClusterError):
@@ -127,12 +128,15 @@ class SshHost:
         use_sudo = self.settings.sudo if sudo is None else sudo
         command = shlex.join((["sudo", "-n", "--"] if use_sudo else []) + argv)
         try:
-            stdin, stdout, stderr = self.client.exec_command(command, timeout=timeout_s)
+            channel = self._session()
+            channel.settimeout(timeout_s)
+            channel.exec_command(command)
             if data is not None:
-                stdin.write(data)
-            stdin.channel.shutdown_write()  # the command reads no more: end of its input
-            out, err = stdout.read(), stderr.read().decode(errors="replace")
-            rc = stdout.channel.recv_exit_status()
+                channel.sendall(data)
+            channel.shutdown_write()  # the command reads no more: end of its input
+            out = channel.makefile("rb").read()
+            err = channel.makefile_stderr("rb").read().decode(errors="replace")
+            rc = channel.recv_exit_status()
         except (paramiko.SSHException, OSError, socket.timeout) as error:
             raise RemoteError(f"{self.where}: {argv[0]} did not complete: {error}",
                               "check the host's load and its sshd") from None
@@ -143,6 +147,18 @@ class SshHost:
             raise RemoteError(f"{self.where}: sudo is not installed there",
                               "install sudo with passwordless rights for the user, or log in as root (ssh.user)")
         return rc, out, err
+
+    def _session(self) -> paramiko.Channel:
+        """A new session channel; if the host does not open one in time (seen once in CI under load, after other
+        sessions on the same connection: docs/target.md), once more on a new connection. A channel that never
+        opened ran nothing, so trying again cannot run a command twice."""
+        try:
+            return self.client.get_transport().open_session(timeout=CHANNEL_TIMEOUT_S)
+        except paramiko.SSHException as error:
+            if "Timeout opening channel" not in str(error):
+                raise
+            self.close()
+            return self.client.get_transport().open_session(timeout=CHANNEL_TIMEOUT_S)
 
     def run(self, argv: list[str], *, sudo: bool | None = None, timeout_s: float = 30.0) -> Result:
         """Run argv on the host (through `sudo -n` when the host's settings say so, or `sudo` says)."""
@@ -178,6 +194,7 @@ class SshHost:
         return Host(backend)
 
     def close(self) -> None:
+        self.__dict__.pop("testinfra", None)  # built on this connection
         if "client" in self.__dict__:
             self.client.close()
             del self.__dict__["client"]
