@@ -26,6 +26,7 @@ from harness.backends.kind import cluster as kind
 from harness.backends.kind.pod_bandwidth import pod_to_pod
 from harness.backends.kind.static_pods import MANIFESTS
 from harness.backends.kind.target import KindTarget
+from harness.errors import FaultError
 from harness.faults import Nemesis, NodePause, Stop
 from harness.faults.sweep import heal_cluster
 from harness.history import History
@@ -282,6 +283,33 @@ def test_a_systemd_unit_is_held_and_overridden_over_ssh_as_a_remote_target_does_
             units.sweep(remote, node, [unit])
             remote.exec(node, ["sh", "-c", f"systemctl stop {unit}; rm -f /run/systemd/system/{unit}; "
                                            "systemctl daemon-reload"], check=False)
+            remote.close()
+
+
+def test_shaping_over_ssh_never_replaces_or_removes_a_qdisc_the_owner_configured(kind_cluster, tmp_path):
+    """On someone else's host, a root qdisc its owner configured refuses a shaping fault (named), and neither a
+    restore nor the sweep removes it; on a link with the kernel's default root, Quorum's own is added and removed."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    node = cluster.hosts("controller")[-1]
+    with kind_standin(cluster, tmp_path / "standin") as standin:
+        remote = registry.get("remote").open_unchecked(standin.inventory, tmp_path / "run")
+        link = remote.link(node)
+
+        def root() -> str:
+            return cluster.exec(node, ["tc", "qdisc", "show", "dev", link, "root"])
+
+        try:
+            assert " 0: root" in root()  # the kernel's default
+            remote.shape(node, 40000.0, tag="quorum-probe")
+            assert "tbf" in root() and remote.restore_link(node) and " 0: root" in root()
+            cluster.exec(node, ["tc", "qdisc", "replace", "dev", link, "root", "handle", "1:", "tbf", "rate",
+                                "40gbit", "burst", "256kb", "latency", "50ms"])  # the owner's, far above any rate
+            with pytest.raises(FaultError, match="carries a root qdisc its owner configured"):
+                remote.shape(node, 10.0, tag="quorum-probe")
+            assert remote.restore_link(node) is False and heal_cluster(remote).failed == []
+            assert "tbf 1: root" in root(), root()
+        finally:
+            cluster.exec(node, ["tc", "qdisc", "del", "dev", link, "root"], check=False)
             remote.close()
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from harness.backends.remote import host_journal, keepers, limits, promises
+from harness.backends.remote.links import RemoteLinks
 from harness.backends.remote.credentials import ApiCredentials, api_credentials
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
@@ -49,7 +50,7 @@ def resolved(address: str) -> set[str]:
         return set()
 
 
-class RemoteTarget(Target):
+class RemoteTarget(RemoteLinks, Target):
     BACKEND_NAME = "remote"
     topology: Inventory
     health_poll_s = 0.5  # each check is a command over SSH or a request across the network
@@ -64,8 +65,9 @@ class RemoteTarget(Target):
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
         # over SSH; holds and overrides need a keeper the inventory names (a plain process has none: Unsupported at
-        # the call, and destructive scenarios refused for such an inventory); shaping is not built yet
-        return frozenset({Capability.SIGNAL, Capability.NETWORK, Capability.HOLD, Capability.OVERRIDE_ARGS})
+        # the call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc
+        return frozenset({Capability.SIGNAL, Capability.NETWORK, Capability.HOLD, Capability.OVERRIDE_ARGS,
+                          Capability.SHAPE})
 
     def describe(self) -> dict[str, str]:
         return super().describe() | {"target": self.name,
