@@ -1,8 +1,9 @@
 """A cluster Quorum did not build, as a Target: the hosts and components an inventory describes (docs/target.md),
 reached over SSH (harness/remote/ssh.py), the API through the inventory's endpoint with the kubeconfig's
-credentials, etcd with the inventory's client certificate. It offers signals, Quorum-tagged network rules, and holds
-and flag overrides through each component's keeper (harness/backends/remote/keepers.py), each fault admitted within
-the inventory's limits and journaled on the hosts it touches (harness/backends/remote/host_journal.py)."""
+credentials, etcd with the inventory's client certificate. It offers signals, Quorum-tagged network rules, shaping
+that never replaces the owner's qdisc (harness/backends/remote/links.py), and holds and flag overrides through each
+component's keeper (harness/backends/remote/keepers.py), each fault admitted within the inventory's limits and
+journaled on the hosts it touches (harness/backends/remote/host_journal.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from harness.backends.remote import host_journal, keepers, limits, promises
-from harness.backends.remote.links import RemoteLinks
 from harness.backends.remote.credentials import ApiCredentials, api_credentials
+from harness.backends.remote.links import RemoteLinks
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
 from harness.components.flags import parse_flags
