@@ -3,6 +3,7 @@ the run directory's copy of an inventory with absolute paths, and what the plugi
 (pytest --target). Against a real cluster: tests/integration/test_inventory_check.py."""
 
 import base64
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +177,16 @@ def test_a_systemd_components_budget_is_its_slowest_hosts_restart_delay_plus_its
     # a static pod: the kubelet's crash back-off, nothing read from the hosts
     assert promises.restart_budget_s(target, Component.SCHEDULER, 1, 0) == \
         static_pod_restart_budget_s(Component.SCHEDULER, 1, 0)
+
+
+def test_a_fault_the_owners_limits_refuse_skips_its_scenario_naming_the_limit(tmp_path):
+    """The cluster did nothing wrong when its owner's limits refuse a fault: the scenario is skipped, not failed."""
+    (tmp_path / "test_refused.py").write_text(
+        "from harness.errors import FaultRefused\n\n\ndef test_refused():\n"
+        "    raise FaultRefused('kill refused: 23:00 UTC is outside the window', 'run inside limits.window_utc')\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "fixtures.plugin", "test_refused.py", "-q", "-rs",
+                             "-p", "no:cacheprovider", f"--history-dir={tmp_path / 'histories'}"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0 and "1 skipped" in result.stdout, result.stdout + result.stderr
+    assert "outside the window (fix: run inside limits.window_utc)" in result.stdout, result.stdout
