@@ -188,6 +188,28 @@ def test_a_twin_driven_through_target_fails_exactly_the_checks_it_fails_when_quo
     assert code == 1 and failed == CONFORMANCE[twin], (code, sorted(failed))
 
 
+@pytest.mark.deep("re-proves through SSH the verdict test_defect_twins.py proves in CI on restart-never (the same "
+                  "scenarios); the remote kill and the kubelet's promises are proven in CI on the kubeadm stand-in, ~3 min")
+def test_a_kind_twin_driven_through_target_fails_as_it_does_through_the_kind_backend(tmp_path):
+    """kind-restart-never reached only by its inventory (kubeadm's static pods, sshd in each node): the scenarios
+    that fail on it with --backend kind fail through --target too, for the same stated reason."""
+    from tests.integration.standin import kind_standin
+    from tests.integration.test_defect_twins import CASES
+
+    twin, suite, select, reason = next(c for c in CASES if c[0] == "kind-restart-never" and "self_healing" in c[1])
+    topology = on_a_free_subnet(CLUSTERS / "defects" / f"{twin}.yaml", tmp_path)
+    with running(topology, tmp_path / "twin", backend="kind") as cluster, \
+            kind_standin(cluster, tmp_path / "standin") as stand_in:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", suite, "-k", select, f"--target={stand_in.inventory}",
+             f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
+             "-q", "--no-header", "-rN", "--tb=short"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    output = result.stdout + result.stderr
+    summary = output.splitlines()[-1]
+    assert result.returncode == 1 and " passed" not in summary and " skipped" not in summary, output[-3000:]
+    assert reason in output, output[-3000:]
+
+
 @pytest.fixture
 def unprivileged_user(staging):
     """A login without root (its password field '*': no password, not locked, which sshd without PAM refuses), with
