@@ -63,6 +63,10 @@ case "$job" in
     # throughput and latency (bandwidth floors, the load suite's SLOs), which the other lane would distort
     lanes=0 alone=0
     export QUORUM_LANE_LOG; QUORUM_LANE_LOG="$(mktemp)"
+    # the docker lane's kind cluster is handed to the alone phase instead of a second build (tests/integration/
+    # handoff.py); whatever is left there is taken down when this script exits, however it ends
+    export QUORUM_KIND_HANDOFF; QUORUM_KIND_HANDOFF="$(mktemp -d)"
+    trap 'if [ ! -e "$QUORUM_KIND_HANDOFF/run/state.json" ] || quorum down "$QUORUM_KIND_HANDOFF/run"; then rm -rf "$QUORUM_KIND_HANDOFF"; fi' EXIT
     pytest tests -n 2 --durations=25 "$@" || lanes=$?
     cat "$QUORUM_LANE_LOG"; rm -f "$QUORUM_LANE_LOG"  # each lane's span: how to balance them (tests/conftest.py)
     pytest tests --alone --durations=10 -p no:cacheprovider "$@" || alone=$?

@@ -38,6 +38,7 @@ from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
 from harness.waiting import eventually
 from tests.integration.conftest import on_a_free_subnet
+from tests.integration.handoff import KindHandoff
 from tests.integration.standin import inventory_check, kind_standin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,14 +67,24 @@ class KindRun(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def kind_cluster(tmp_path_factory):
-    base = tmp_path_factory.mktemp("kind")
-    run_dir, topology = base / "run", on_a_free_subnet(TOPOLOGY, base)
+def kind_cluster(request, tmp_path_factory):
+    """One cluster for the module. Under ./run.sh tests the lanes hand theirs to the alone phase (handoff.py)."""
+    handoff = KindHandoff.from_environment()
+    adopted = handoff.take() if handoff and request.config.getoption("--alone") else None
+    hand_over = handoff is not None and hasattr(request.config, "workerinput")  # a lane: the alone phase follows
+    if adopted:
+        run_dir, topology = adopted
+    else:
+        base = handoff.directory if hand_over else tmp_path_factory.mktemp("kind")
+        run_dir, topology = base / "run", on_a_free_subnet(TOPOLOGY, base)
     try:  # not claimed: the kind suites' own pytest sessions reuse this cluster (--keep-cluster) and claim it
-        handle = registry.get("kind").up(topology, run_dir)
+        handle = KindTarget(run_dir) if adopted else registry.get("kind").up(topology, run_dir)
         yield KindRun(handle.state, handle.admin_kubeconfig, Kubectl(handle.admin_kubeconfig), topology)
     finally:
-        registry.down(run_dir)
+        if hand_over and (run_dir / "state.json").exists():
+            handoff.give(run_dir, topology)
+        else:
+            registry.down(run_dir)
 
 
 def _wait(predicate, timeout_s: float, what: str):
@@ -522,6 +533,7 @@ def test_a_paused_worker_is_frozen_until_the_nemesis_heals_it(kind_cluster):
     assert _wait(lambda: _kubelet_answers(address), 30, "the kubelet to answer again after the heal")
 
 
+@pytest.mark.alone  # the cluster's last test, also when the lanes hand it to the alone phase (it takes it down)
 def test_nothing_routes_off_the_machine_and_down_removes_everything(kind_cluster):
     state = kind_cluster.state
     rules = run(["iptables", "-S", "FORWARD"]).splitlines()
