@@ -4,8 +4,8 @@ its load balancer (the HAProxy stand-in) and two workers, on a Quorum-owned netw
 static pods, Quorum's CNI makes every node Ready and routes pods between nodes, the kind suites (leader
 election, etcd, static pods, pod-to-pod bandwidth) pass on it (CI's kind smoke run; their broken twins are in
 test_defect_twins.py), a paused node is frozen until healed, and `down` leaves nothing behind. Pod-to-pod
-bandwidth and the kind suites run `alone` after the parallel lanes of ./run.sh tests (tests/conftest.py), on a
-cluster of their own."""
+bandwidth and the kind suites run `alone` after the parallel lanes of ./run.sh tests (tests/conftest.py), on the
+cluster the docker lane hands over (tests/integration/handoff.py)."""
 
 import http.client
 import math
