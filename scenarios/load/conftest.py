@@ -11,6 +11,7 @@ from harness.checkers import slo
 from harness.target.protocol import Target
 from harness.history import History
 from harness.load.generator import LoadGenerator, spec_for
+from harness.metrics import api_responsiveness
 from harness.monitors.nodes import NodeReadiness
 from harness.report.load_plots import plot_load
 
@@ -30,15 +31,20 @@ def api_load(request: pytest.FixtureRequest, cluster: Target, history: History, 
     table and the load picture are attached to the report."""
     spec = spec_for(cluster, users=profile.load_users, rate_per_s=profile.load_rate_per_s, duration_s=profile.load_s)
     work = quorum_settings.history_dir / "load" / request.node.name
+    before = api_responsiveness.scrape(cluster)  # the apiservers' own histograms, before and after the load
     generator = LoadGenerator(cluster, history, spec, work).start()
     try:
         yield generator
     finally:
         summary = generator.stop()
+        server, missing = api_responsiveness.between(before, api_responsiveness.scrape(cluster))
+        history.event("server-side-latency", rows=[r.as_dict() for r in server], apiservers_missing=missing)
         rows = slo.latency_table(history, profile.slo_window_s)  # every request, the warm-up included
         allure.attach(slo.table_text(rows, profile.slo_window_s) +
                       f"\n\nachieved {summary.rps:.1f} requests/s over {summary.processes} locust process(es) "
-                      f"({spec.rate_per_s:.0f}/s planned, {spec.users} users, churn {spec.churn_per_s:.1f} objects/s)",
+                      f"({spec.rate_per_s:.0f}/s planned, {spec.users} users, churn {spec.churn_per_s:.1f} objects/s)"
+                      f"\n\n{api_responsiveness.table_text(server)}"
+                      + (f"\n(not counted: the apiservers on {', '.join(missing)}, unanswered at a scrape)" if missing else ""),
                       name="latency percentiles", attachment_type=allure.attachment_type.TEXT)
         picture = plot_load(history, work / "load.png", title=request.node.nodeid)
         if picture is not None:

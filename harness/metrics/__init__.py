@@ -1,0 +1,1 @@
+"""Figures read from the components' own /metrics endpoints (Prometheus text format)."""
