@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import RESULTS, ROOT, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
+from harness.faults.signals import interrupt_on_signals  # noqa: E402
 from harness.report.results import load_results  # noqa: E402
 
 
@@ -93,7 +95,23 @@ def table(runs: list[dict]) -> list[dict]:
     return rows
 
 
+def run_pytest(command: list[str], timeout_s: float = 4 * 3600) -> int:
+    """One run's pytest. Stopped (a signal, Ctrl-C), the bench asks it to stop the same way and waits: its plugin
+    heals the faults it injected before the bench takes the cluster down (SIGKILL would leave them)."""
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        return child.wait(timeout=timeout_s)
+    except BaseException:
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        raise
+
+
 def main() -> None:
+    interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: the run's faults are healed, its cluster removed
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="+", help="scenario paths or node ids, e.g. scenarios/etcd")
     parser.add_argument("--backend", default="process", choices=registry.public_names())
@@ -132,11 +150,11 @@ def main() -> None:
                 command = [sys.executable, "-m", "pytest", *args.suites, f"--backend={args.backend}",
                            f"--topology={topology}", "--keep-cluster", f"--run-dir={run_dir}",
                            f"--history-dir={histories}", "-p", "no:cacheprovider", "-q"]
-                result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=4 * 3600)
+                returncode = run_pytest(command)
                 runs.append(one_run(histories, len(runs) + 1))
                 record.parent.mkdir(parents=True, exist_ok=True)
                 record.write_text(json.dumps({**what, "runs": runs}, indent=1))  # kept as it goes: a killed bench counts
-                print(f"run {attempt}/{args.runs}: pytest exited {result.returncode}", flush=True)
+                print(f"run {attempt}/{args.runs}: pytest exited {returncode}", flush=True)
         finally:
             if args.run_dir is None and (run_dir / "state.json").exists():
                 registry.down(run_dir)
@@ -150,4 +168,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt as stop:
+        raise SystemExit(f"stopped ({stop or 'Ctrl-C'}): the runs finished before are kept, the cluster is removed")
