@@ -10,7 +10,7 @@ from harness.backends.common import default_run_dir, error_lines, require_root, 
 from harness.backends.docker import hosts as docker_hosts
 from harness.backends.docker.engine import ensure_engine
 from harness.backends.kind import cluster as kind
-from harness.backends.kind import defects
+from harness.backends.kind import defects, self_hosted
 from harness.backends.kind.target import KindTarget
 from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.errors import ClusterError
@@ -46,10 +46,12 @@ class KindBackend(Backend):
         tell = lambda line: say(f"run {state.run_id}: {line}")  # noqa: E731
         try:
             engine = ensure_engine()
-            shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers)
+            shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers, topology.kind.self_hosted)
             kind.create(engine, state, topology.network.subnet, shape, say=tell,
                         hardened=not topology.defects.kubeadm_defaults)
             cluster = KindTarget(run_dir)
+            if topology.kind.self_hosted:
+                self_hosted.pivot(cluster, say=tell)
             for done in defects.apply(cluster):
                 tell(f"defect: {done}")
             problems = cluster.problems_after(timeout_s)

@@ -41,6 +41,7 @@ KIND_LABEL = "io.x-k8s.kind.cluster"  # kind labels every container of a cluster
 class KindShape:
     control_planes: int = 3
     workers: int = 2
+    self_hosted: bool = False  # the static apiservers share their port with the self-hosted ones (self_hosted.py)
 
     def __post_init__(self) -> None:
         if self.control_planes < 1 or self.workers < 0:
@@ -81,6 +82,9 @@ def kind_config(shape: KindShape, name: str = "kind", *, authentication: Path | 
                                          "readOnly": True}]
     nodes = [control_plane] * shape.control_planes + [{"role": "worker"}] * shape.workers
     patches = [] if authentication is None else [yaml.safe_dump(hardening_patch(name, shape))]
+    if shape.self_hosted:
+        patches.append(yaml.safe_dump({"kind": "ClusterConfiguration",
+                                       "apiServer": {"extraArgs": {"permit-port-sharing": "true"}}}))
     return {
         "kind": "Cluster",
         "apiVersion": "kind.x-k8s.io/v1alpha4",

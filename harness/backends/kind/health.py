@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import requests
 
+from harness.backends.kind.self_hosted import LABEL, SELF_HOSTED
 from harness.backends.kind.static_pods import STATIC_PODS
 from harness.clients.kubeapi import ApiClient
 
@@ -36,10 +37,15 @@ def not_ready_reason(node: dict | None) -> str | None:
 
 
 def static_pods_ready(target) -> dict[str, bool]:
-    """'<component>@<node>' -> whether the kubelet reports that static pod's mirror pod Ready."""
-    pods = get(target.api, "/api/v1/namespaces/kube-system/pods") or {"items": []}
-    ready = {p["metadata"]["name"]: _ready(p.get("status", {}).get("conditions")) for p in pods["items"]}
-    return {f"{component}@{node}": ready.get(f"{component}-{target.container(node)}", False)
+    """'<component>@<node>' -> whether the kubelet reports that component's pod on the node Ready: the static pod's
+    mirror pod, or on a self-hosted control plane the workload's pod (self_hosted.LABEL names its component)."""
+    pods = (get(target.api, "/api/v1/namespaces/kube-system/pods") or {"items": []})["items"]
+    ready = {p["metadata"]["name"]: _ready(p.get("status", {}).get("conditions")) for p in pods}
+    hosted = {(p["metadata"].get("labels", {}).get(LABEL), p["spec"].get("nodeName")) for p in pods
+              if _ready(p.get("status", {}).get("conditions"))} if target.topology.kind.self_hosted else set()
+    return {f"{component}@{node}": ((component, target.container(node)) in hosted
+                                    if target.topology.kind.self_hosted and component in SELF_HOSTED
+                                    else ready.get(f"{component}-{target.container(node)}", False))
             for node in target.hosts("controller") for component in STATIC_PODS}
 
 

@@ -18,7 +18,7 @@ import yaml
 from python_on_whales.exceptions import DockerException
 
 from harness.backends.docker.engine import client
-from harness.backends.kind import health, power, static_pods
+from harness.backends.kind import health, power, self_hosted, static_pods
 from harness.backends.kind.cluster import KIND_LABEL, cluster_name
 from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
@@ -213,6 +213,7 @@ class KindTarget(Target):
 
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
         name = component_name(component)
+        self_hosted.refuse_manifest_fault(self, name, "holding")
         earlier = None
         if name in static_pods.CRASH_LOOP:  # its return waits out the back-off these restarts add to
             try:
@@ -228,9 +229,11 @@ class KindTarget(Target):
         return static_pods.KIND.is_held(self, host, component_name(component))
 
     def command_line(self, component: Component | str, host: str) -> list[str]:
+        self_hosted.refuse_manifest_fault(self, component_name(component), "changing the command line of")
         return static_pods.KIND.command_line(self, host, component_name(component))
 
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
+        self_hosted.refuse_manifest_fault(self, component_name(component), "overriding the flags of")
         static_pods.KIND.override(self, host, component_name(component), argv)
 
     def restore_command_line(self, component: Component | str, host: str) -> None:
@@ -273,7 +276,9 @@ class KindTarget(Target):
         """The mirror pod's restartCount: the kubelet's crash back-off doubles with each restart (reset after 10
         min without one)."""
         name = component_name(component)
-        restarts = self.api.mirror_pod_restarts(name, self.container(host))
+        restarts = (self_hosted.restarts(self, name, host)
+                    if self.topology.kind.self_hosted and name in self_hosted.SELF_HOSTED
+                    else self.api.mirror_pod_restarts(name, self.container(host)))
         if restarts is None:
             raise ClusterError(f"no mirror pod for {name} in kind node {host}",
                                f"quorum status {self.run_dir} shows the nodes and their static pods")

@@ -15,6 +15,9 @@ from harness.topology import EtcdSettings, LeaderElection, Network, Strict, read
 class KindNodes(Strict):
     control_planes: int = Field(3, ge=1, le=5, description="control-plane nodes (kubeadm static pods, stacked etcd)")
     workers: int = Field(2, ge=0, le=5)
+    self_hosted: bool = Field(False, description="kube-apiserver as a DaemonSet, kube-controller-manager and "
+                                                 "kube-scheduler as Deployments, bootstrapped from kubeadm's static "
+                                                 "pods, which then leave (etcd stays a static pod)")
 
 
 class KindDefects(Strict):

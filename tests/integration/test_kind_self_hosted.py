@@ -1,0 +1,70 @@
+"""A self-hosted control plane on kind (clusters/kind-self-hosted-1.yaml, issue #23): kubeadm's static pods bootstrap
+it, then `quorum up` pivots kube-apiserver to a DaemonSet and the controller-manager and scheduler to Deployments
+(harness/backends/kind/self_hosted.py). What the checkpointer scenarios will stand on: only etcd is left a static pod,
+the self-hosted pods hold the leases, the kind target finds and signals them, and the kubelet restarts a killed
+self-hosted apiserver; holds and flag overrides, which rewrite static manifests, are refused by name."""
+
+import time
+
+import pytest
+
+from harness.backends.kind.self_hosted import BOOTSTRAP, CHECKPOINT, SELF_HOSTED, ready_nodes
+from harness.backends.kind.static_pods import MANIFESTS
+from harness.errors import FaultRefused
+from harness.faults import Kill, ModifyFlags, Nemesis
+from harness.history import History
+from harness.waiting import eventually
+from tests.integration.conftest import CLUSTERS, on_a_free_subnet, running
+
+TOPOLOGY = CLUSTERS / "kind-self-hosted-1.yaml"
+
+
+@pytest.fixture(scope="module")
+def self_hosted(tmp_path_factory):
+    base = tmp_path_factory.mktemp("self-hosted")
+    with running(on_a_free_subnet(TOPOLOGY, base), base / "run", backend="kind") as cluster:
+        yield cluster
+
+
+def test_the_control_plane_is_a_daemonset_and_deployments_and_only_etcd_stays_a_static_pod(self_hosted):
+    node = self_hosted.hosts("controller")[0]
+    assert self_hosted.exec(node, ["ls", MANIFESTS]).split() == ["etcd.yaml"]
+    assert sorted(self_hosted.exec(node, ["ls", BOOTSTRAP]).split()) == [f"{c}.yaml" for c in SELF_HOSTED]
+    for component in SELF_HOSTED:
+        assert ready_nodes(self_hosted, component) == {self_hosted.container(node)}, component
+    daemonset = self_hosted.api.request("GET", "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-apiserver").json()
+    assert daemonset["spec"]["template"]["metadata"]["annotations"] == {CHECKPOINT: "true"}
+    flags = self_hosted.live_flags("kube-apiserver")[node]
+    assert flags["--advertise-address"] == self_hosted.address(node) and flags["--permit-port-sharing"] == "true"
+    # the leases are held by the self-hosted pods (the static ones, which held them first, are gone)
+    assert set(self_hosted.lease_holders()) == {"kube-controller-manager", "kube-scheduler"}
+    assert self_hosted.problems() == []
+
+
+def test_the_kubelet_restarts_a_killed_self_hosted_apiserver_and_the_api_answers_again(self_hosted):
+    node = self_hosted.hosts("controller")[0]
+    before, restarts = self_hosted.pid("kube-apiserver", node), self_hosted.restarts("kube-apiserver", node)
+    with Nemesis(self_hosted, History()).fault(Kill(component=f"kube-apiserver@{node}")):
+        pass
+    budget = self_hosted.restart_budget_s("kube-apiserver", earlier_restarts=restarts)
+    deadline = time.monotonic() + budget
+    while time.monotonic() < deadline and not (self_hosted.component_healthy("kube-apiserver", node)
+                                               and self_hosted.pid("kube-apiserver", node) not in (None, before)):
+        time.sleep(1)
+    assert self_hosted.pid("kube-apiserver", node) not in (None, before), f"no new kube-apiserver within {budget:.0f}s"
+    assert self_hosted.component_healthy("kube-apiserver", node) and self_hosted.api.ready()
+    # the DaemonSet's pod, restarted in place (its status reaches the API once the API is back); on one control
+    # plane the controller-manager and the scheduler lose their leases meanwhile and restart too: then all is well
+    assert eventually(lambda: self_hosted.restarts("kube-apiserver", node) == restarts + 1, 30, 1.0), \
+        self_hosted.restarts("kube-apiserver", node)
+    assert eventually(lambda: self_hosted.problems() == [], 120, 2.0), self_hosted.problems()
+
+
+def test_holding_or_rewriting_the_flags_of_a_self_hosted_component_is_refused_by_name(self_hosted):
+    node = self_hosted.hosts("controller")[0]
+    with pytest.raises(FaultRefused, match="self-hosted control plane: it is a DaemonSet pod"):
+        with Nemesis(self_hosted, History()).fault(ModifyFlags(component=f"kube-apiserver@{node}", add={"--v": "2"})):
+            pass
+    with pytest.raises(FaultRefused, match="it is a Deployment pod"):
+        self_hosted.hold("kube-scheduler", node)
+    assert self_hosted.problems() == []
