@@ -1,0 +1,100 @@
+"""A parent pod's checkpoint: the pod as the kubelet can run it with no API (docs/checkpointer.md, "sanitized").
+
+Pure: from the pod the API or the kubelet gave, the manifest to keep and where its secrets and config maps go. Only
+the standard library (it runs inside the nodes)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+CHECKPOINT = "checkpointer.alpha.coreos.com/checkpoint"
+CHECKPOINT_OF = "checkpointer.alpha.coreos.com/checkpoint-of"
+ROOT = "/etc/kubernetes"
+INACTIVE = f"{ROOT}/inactive-manifests"
+ACTIVE = f"{ROOT}/manifests"
+SECRETS = f"{ROOT}/checkpoint-secrets"
+CONFIG_MAPS = f"{ROOT}/checkpoint-configmaps"
+# a name the API accepts for a namespace, pod, secret or config map (DNS subdomain): never a path of its own
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+class NotCheckpointable(ValueError):
+    """A pod this checkpointer must not or cannot checkpoint, and why."""
+
+
+def _name(value: object, what: str) -> str:
+    if not isinstance(value, str) or not _NAME.match(value) or ".." in value:
+        raise NotCheckpointable(f"{what} {value!r} is not a Kubernetes object name")
+    return value
+
+
+def full_name(pod: dict) -> str:
+    """namespace/name: how checkpoints are keyed (also across the agent's restarts, from their files)."""
+    metadata = pod.get("metadata", {})
+    return f"{_name(metadata.get('namespace'), 'namespace')}/{_name(metadata.get('name'), 'pod name')}"
+
+
+def file_name(name: str) -> str:
+    """The manifest's file name for namespace/name, in the inactive and in the kubelet's directory."""
+    namespace, _, pod = name.partition("/")
+    return f"{_name(namespace, 'namespace')}-{_name(pod, 'pod name')}.json"
+
+
+def is_parent(pod: dict) -> bool:
+    """Annotated for checkpointing, and neither a static pod (its mirror) nor a checkpoint itself."""
+    annotations = pod.get("metadata", {}).get("annotations") or {}
+    return (annotations.get(CHECKPOINT) == "true" and CHECKPOINT_OF not in annotations
+            and "kubernetes.io/config.mirror" not in annotations)
+
+
+def secret_dir(name: str, secret: str) -> str:
+    namespace, _, pod = name.partition("/")
+    return f"{SECRETS}/{_name(namespace, 'namespace')}/{_name(pod, 'pod name')}/{_name(secret, 'secret')}"
+
+
+def config_map_dir(name: str, config_map: str) -> str:
+    namespace, _, pod = name.partition("/")
+    return f"{CONFIG_MAPS}/{_name(namespace, 'namespace')}/{_name(pod, 'pod name')}/{_name(config_map, 'config map')}"
+
+
+def sanitized(pod: dict) -> tuple[dict, list[str], list[str]]:
+    """The checkpoint of a parent pod, and the secrets and config maps it needs copied (by name). Labels and every
+    other annotation go, with the service account and its token volume, the node name and the status; secret and
+    config map volumes become host paths to their copies."""
+    if not is_parent(pod):
+        raise NotCheckpointable(f"{pod.get('metadata', {}).get('name')!r} is not a parent pod (annotation {CHECKPOINT})")
+    name = full_name(pod)
+    spec = copy.deepcopy(pod.get("spec") or {})
+    for key in ("serviceAccountName", "serviceAccount", "nodeName"):
+        spec.pop(key, None)
+    spec["automountServiceAccountToken"] = False
+    secrets, config_maps, dropped, volumes = [], [], set(), []
+    for volume in spec.get("volumes") or []:
+        if "secret" in volume:
+            secret = _name(volume["secret"].get("secretName"), "secret")
+            secrets.append(secret)
+            volumes.append({"name": volume["name"], "hostPath": {"path": secret_dir(name, secret)}})
+        elif "configMap" in volume:
+            config_map = _name(volume["configMap"].get("name"), "config map")
+            config_maps.append(config_map)
+            volumes.append({"name": volume["name"], "hostPath": {"path": config_map_dir(name, config_map)}})
+        elif "projected" in volume and any("serviceAccountToken" in s for s in volume["projected"].get("sources", [])):
+            dropped.add(volume["name"])  # the API's token: nothing to serve it while the API is away
+        else:
+            volumes.append(volume)
+    spec["volumes"] = volumes
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        container["volumeMounts"] = [m for m in container.get("volumeMounts") or [] if m.get("name") not in dropped]
+    metadata = pod["metadata"]
+    checkpoint = {"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": metadata["name"], "namespace": metadata["namespace"],
+                               "annotations": {CHECKPOINT_OF: metadata["name"]}},
+                  "spec": spec}
+    return checkpoint, sorted(set(secrets)), sorted(set(config_maps))
+
+
+def serialized(checkpoint: dict) -> str:
+    """Stable text, so an unchanged parent writes byte-identical files (and the kubelet sees no change)."""
+    return json.dumps(checkpoint, sort_keys=True, indent=1) + "\n"
