@@ -1,0 +1,71 @@
+"""One pass of the checkpointer on its node: from what the API, the kubelet and the container runtime say, save each
+parent's checkpoint, then start, stop or collect checkpoints as state.py decides. The sources are callables (the
+node's clients in the DaemonSet; plain data in tests), so a pass is the same code in both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from harness.checkpointer import manifest
+from harness.checkpointer.files import Disk
+from harness.checkpointer.state import Action, Checkpoints, Plan
+
+REFRESH_S = 180.0  # secrets and config maps are fetched again at least this often, and whenever the parent changed
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one pass read. `api_pods` is None when the API did not answer."""
+
+    api_pods: list[dict] | None  # the pods the API schedules on this node
+    kubelet_pods: list[dict]  # the pods the kubelet knows (its /pods)
+    running: set[str]  # namespace/name of the pods the container runtime runs (a checkpoint runs as NAME-NODE)
+
+
+@dataclass
+class Agent:
+    disk: Disk
+    checkpoints: Checkpoints
+    self_name: str | None  # the checkpointer's own parent pod, namespace/name
+    fetch: Callable[[str, str, str], dict[str, bytes] | None]  # (kind, namespace, name) -> data, None if unreachable
+    refreshed: dict[str, float] = field(default_factory=dict)
+
+    def run_once(self, now: float, seen: Seen) -> Plan:
+        api_available = seen.api_pods is not None
+        parents: dict[str, dict] = {}
+        for pod in [*seen.kubelet_pods, *(seen.api_pods or [])]:  # the API's copy is the better source: last
+            if manifest.is_parent(pod):
+                parents[manifest.full_name(pod)] = pod
+        for name, pod in parents.items():
+            checkpoint, secrets, config_maps = manifest.sanitized(pod)
+            changed = self.disk.save(name, manifest.serialized(checkpoint))
+            if api_available and (changed or now - self.refreshed.get(name, -REFRESH_S) >= REFRESH_S):
+                self._copy(name, secrets, config_maps, now)
+        self.checkpoints.learn(active=self.disk.active(), inactive=self.disk.inactive(), parents=set(parents),
+                               self_name=self.self_name)
+        api_parents = {manifest.full_name(p) for p in seen.api_pods or [] if manifest.is_parent(p)}
+        kubelet_parents = {manifest.full_name(p) for p in seen.kubelet_pods if manifest.is_parent(p)}
+        plan = self.checkpoints.process(now, api_available=api_available, api_parents=api_parents,
+                                        local_running=seen.running, local_parents=kubelet_parents)
+        for name in plan.stops:
+            self.disk.stop(name)
+        for name in plan.removes:
+            self.disk.remove(name)
+            self.refreshed.pop(name, None)
+        # an active checkpoint follows its parent's newest spec (an upgrade saved since): never a stale copy
+        for name, state in self.checkpoints.states.items():
+            if state.action is Action.START or name in plan.starts:
+                self.disk.start(name)
+        return plan
+
+    def _copy(self, name: str, secrets: list[str], config_maps: list[str], now: float) -> None:
+        namespace = name.partition("/")[0]
+        for kind, names, directory in (("secrets", secrets, manifest.secret_dir),
+                                       ("configmaps", config_maps, manifest.config_map_dir)):
+            for item in names:
+                data = self.fetch(kind, namespace, item)
+                if data is None:
+                    return  # tried again next pass
+                self.disk.save_data(directory(name, item), data)
+        self.refreshed[name] = now
