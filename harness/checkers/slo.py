@@ -190,7 +190,8 @@ def slo_class(verb: str, scope: str) -> str | None:
     return None
 
 
-def load_measures(history: History, heartbeats: Verdict, *, window_s: float, exclude: list[tuple[float, float]] = (),
+def load_measures(history: History, heartbeats: Verdict | None, *, window_s: float,
+                  exclude: list[tuple[float, float]] = (),
                   warmup_s: float = thresholds.LOAD_WARMUP_S) -> list[Measurement]:
     """What a load scenario measured for the objectives: the worst windowed p99 of each SLO class (judged as
     latency_slo judges), and how many hollow nodes were seen NotReady at worst."""
@@ -200,6 +201,8 @@ def load_measures(history: History, heartbeats: Verdict, *, window_s: float, exc
         if klass is not None and row.count > row.failed:
             worst[klass] = max(worst.get(klass, 0.0), row.worst_window_p99_s)
     measures = [Measurement("api_p99_s", round(value, 3), klass, bound=None) for klass, value in sorted(worst.items())]
+    if heartbeats is None:  # no hollow nodes to watch: nothing measured about them
+        return measures
     figures = heartbeats.figures
     not_ready = None if "expected" not in figures else max(figures["expected"] - figures["fewest_ready"],
                                                              figures.get("nodes_declared_not_ready", 0))

@@ -15,7 +15,7 @@ from pathlib import Path
 import requests
 
 from harness.history import History, Op, Outcome
-from harness.load.spec import LOAD_NAMESPACE, LoadSpec, parse_spec
+from harness.load.spec import LOAD_NAMESPACE, NODE_TASKS, TARGET_MIX, LoadSpec, parse_spec
 from harness.shell import python_environment
 from harness.target.protocol import Target
 
@@ -32,10 +32,17 @@ class LoadSummary:
 
 
 def spec_for(cluster: Target, **settings) -> LoadSpec:
-    """A load spec for this cluster: its endpoint, the loadgen identity and its hollow nodes."""
-    ca, client = cluster.client_credentials("loadgen")
-    topology = cluster.topology
-    nodes = [n for h in topology.node_hosts for n in topology.hollow_node_names(h)]
+    """A load spec for this cluster: its endpoint, the load's identity and its hollow nodes; on a cluster without
+    hollow nodes its real nodes, read only, and TARGET_MIX."""
+    ca, client = cluster.load_credentials()
+    nodes = cluster.hollow_nodes()
+    if not nodes:
+        response = cluster.api.request("GET", "/api/v1/nodes?limit=500", timeout=30.0)
+        response.raise_for_status()
+        nodes = [n["metadata"]["name"] for n in response.json().get("items", [])]
+        settings.setdefault("mix", {task: weight for task, weight in TARGET_MIX.items()
+                                    if nodes or task not in NODE_TASKS})  # a cluster with no Node objects at all
+        settings.setdefault("pods_namespace", LOAD_NAMESPACE)
     settings.setdefault("processes", min(os.cpu_count() or 1, 2))
     return parse_spec({"endpoint": cluster.api_endpoint, "ca": ca, "cert": client.cert, "key": client.key,
                        "nodes": nodes, **settings})

@@ -33,6 +33,13 @@ DEFAULT_MIX = {
 }
 
 
+NODE_TASKS = {"get_node", "watch_node", "list_pods_on_node", "patch_node_status"}  # they pick one of `nodes`
+# on a cluster without hollow nodes (someone else's): its real nodes are only read, and the only objects written are
+# config maps in Quorum's own namespace; no pods (they would be scheduled and pull images), no node status patches
+TARGET_MIX = {"get_node": 20, "list_nodes": 2, "watch_node": 2, "list_pods_on_node": 10, "list_pods_namespace": 6,
+              "watch_pods": 2, "configmap": 30}
+
+
 class LoadSpecError(QuorumError):
     pass
 
@@ -44,7 +51,7 @@ class LoadSpec(BaseModel):
     ca: Path
     cert: Path
     key: Path
-    nodes: list[str] = Field(min_length=1, description="hollow node names the users read and patch")
+    nodes: list[str] = Field(default_factory=list, description="node names the users read (and patch, if hollow)")
     pods_namespace: str = "quorum-hollow"
     namespace: str = LOAD_NAMESPACE
     users: int = Field(10, ge=1, le=1000)
@@ -61,6 +68,10 @@ class LoadSpec(BaseModel):
         unknown = sorted(set(self.mix) - set(TASKS))
         if unknown:
             raise ValueError(f"unknown tasks in mix {unknown}; fix: use {sorted(TASKS)}")
+        naming = sorted(t for t in NODE_TASKS if self.mix.get(t, 0) > 0)
+        if naming and not self.nodes:
+            raise ValueError(f"the tasks {naming} name a node, and nodes is empty; fix: list nodes, or weigh those "
+                             "tasks 0")
         if not any(w > 0 for w in self.mix.values()) or any(w < 0 for w in self.mix.values()):
             raise ValueError("mix weights must be >= 0 with at least one positive; fix: e.g. {get_node: 1}")
         if self.churn_per_s > self.churn_limit_per_s:

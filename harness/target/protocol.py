@@ -296,6 +296,16 @@ class Target(InHostNetwork, ConfiguredPromises, ABC):
         self.require(Capability.RUN_FILES)
         raise NotImplementedError
 
+    def load_credentials(self) -> tuple[Path, "Pair"]:
+        """The CA and client pair the API load runs as: Quorum's own loadgen identity where Quorum issued it."""
+        return self.client_credentials("loadgen")
+
+    def hollow_nodes(self) -> list[str]:
+        """The names of the cluster's hollow nodes (none on a target without them)."""
+        if Capability.HOLLOW_NODES not in self.capabilities():
+            return []
+        return [n for h in self.topology.node_hosts for n in self.topology.hollow_node_names(h)]
+
     def secret_files(self) -> list[Path]:
         """Every private key and kubeconfig Quorum wrote for the cluster (Capability.RUN_FILES)."""
         self.require(Capability.RUN_FILES)

@@ -172,3 +172,14 @@ def test_worker_records_become_history_operations_and_a_torn_line_is_skipped(tmp
     assert [(o.f, o.target, o.extra["scope"], o.ok) for o in h.ops] == [
         ("load.list", "pods", "namespace", True), ("load.list", "pods", "namespace", False)]
     assert abs(h.ops[0].latency - 0.2) < 1e-9
+
+
+def test_a_mix_that_names_nodes_needs_nodes_and_the_target_mix_writes_nothing_but_config_maps():
+    from harness.load.spec import CHURNING, NODE_TASKS, TARGET_MIX
+
+    with pytest.raises(LoadSpecError, match=r"the tasks \['get_node'\] name a node, and nodes is empty"):
+        parse_spec(_spec(nodes=[], mix={"get_node": 1, "configmap": 1}))
+    assert parse_spec(_spec(nodes=[], mix={"configmap": 1})).nodes == []
+    # on someone else's cluster: no pods (they would be scheduled), no node status patches; only config maps churn
+    assert set(TARGET_MIX) & set(CHURNING) == {"configmap"} and "patch_node_status" not in TARGET_MIX
+    assert set(TARGET_MIX) & NODE_TASKS == {"get_node", "watch_node", "list_pods_on_node"}  # they only read

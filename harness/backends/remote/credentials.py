@@ -100,3 +100,13 @@ def api_credentials(inventory: Inventory, base: Path, run_dir: Path) -> ApiCrede
         "contexts": [{"name": inventory.name, "context": {"cluster": inventory.name, "user": inventory.name}}],
     }).encode())
     return ApiCredentials(kubeconfig, directory / "ca.crt", client, token if client is None else None)
+
+
+def load_pair(credentials: ApiCredentials) -> tuple[Path, Pair]:
+    """The CA and client pair the API load runs as: the kubeconfig's (the load's users take a client certificate)."""
+    if credentials.client is None:
+        from harness.target.protocol import Unsupported
+
+        raise Unsupported("API load with a token kubeconfig: the load's users authenticate with a client certificate; "
+                          "give kubeconfig a context with client-certificate and client-key")
+    return credentials.ca, credentials.client

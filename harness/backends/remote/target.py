@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from harness.backends.remote import host_journal, keepers, limits, promises
-from harness.backends.remote.credentials import ApiCredentials, api_credentials
+from harness.backends.remote.credentials import ApiCredentials, api_credentials, load_pair
 from harness.backends.remote.links import RemoteLinks
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
@@ -123,10 +123,13 @@ class RemoteTarget(RemoteLinks, Target):
     def admin_kubeconfig(self) -> Path:
         return self._credentials.kubeconfig
 
+    def load_credentials(self) -> tuple[Path, Pair]:
+        return load_pair(self._credentials)  # the identity the inventory gave Quorum
+
     @cached_property
     def api(self) -> ApiClient:
-        credentials = self._credentials
-        return ApiClient(self.topology.api_endpoint, str(credentials.ca), credentials.client, credentials.token)
+        return ApiClient(self.topology.api_endpoint, str(self._credentials.ca), self._credentials.client,
+                         self._credentials.token)
 
     def apiserver(self, host: str) -> ApiClient:
         other = self.api.on_a_new_connection()
@@ -184,8 +187,7 @@ class RemoteTarget(RemoteLinks, Target):
 
     @cached_property
     def etcd_credentials(self) -> EtcdCredentials:
-        """The inventory's client certificate: local files, or (on_hosts) copied from the first etcd host into
-        run_dir/pki (0600)."""
+        """The inventory's client certificate: local files, or (on_hosts) copied from an etcd host (0600)."""
         access = self._etcd_access()
         if not access.on_hosts:
             return EtcdCredentials(Path(access.ca), Pair(Path(access.cert), Path(access.key)))
