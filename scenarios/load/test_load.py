@@ -69,7 +69,7 @@ def test_steady_load_meets_the_slos(cluster, history, node_readiness, api_load, 
         history,
         latency_slo(history, window_s=profile.slo_window_s),
         error_rate(history),
-        *([heartbeats] if heartbeats else []),
+        *([heartbeats] if heartbeats is not None else []),  # a failed Verdict is falsy: test for None
         figures={"achieved_rps": round(summary.rps, 1), "requests": summary.requests, "hollow_nodes": hollow},
         measures=load_measures(history, heartbeats, window_s=profile.slo_window_s),
     )
