@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from harness.toolchain.versions import (ALLURE_VERSION, COREDNS_VERSION, ETCD_MODULES, ETCD_VERSION, KIND_VERSION,
-                                       KUBERNETES_BINARIES, KWOK_VERSION, Version)
+from harness.toolchain.versions import (ALLURE_VERSION, COREDNS_VERSION, CRICTL_VERSION, ETCD_MODULES, ETCD_VERSION,
+                                       KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version)
 
 
 class Source(str, Enum):
@@ -30,6 +30,7 @@ class Tool:
     pinned: str = ""  # version for GO_INSTALL tools
     minimum: str = ""  # lowest acceptable version for DEBIAN tools
     modules: tuple[str, ...] = ()  # module@version pins of the wrapper module for GO_WRAPPER tools
+    version_variable: str = ""  # a GO_INSTALL tool whose version is set at link time (-X), as its Makefile does
 
     def describe_source(self, version: str) -> str:
         if self.source is Source.KUBERNETES:
@@ -53,6 +54,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool("kwok", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwok", pinned=KWOK_VERSION),
     Tool("kwokctl", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/kwok/cmd/kwokctl", pinned=KWOK_VERSION),
     Tool("kind", Source.GO_INSTALL, ("version",), package="sigs.k8s.io/kind", pinned=KIND_VERSION),
+    # the CRI's client, in the pod checkpointer's image (the runtime's pod sandboxes: docs/checkpointer.md)
+    Tool("crictl", Source.GO_INSTALL, ("--version",), package="sigs.k8s.io/cri-tools/cmd/crictl",
+         pinned=CRICTL_VERSION, version_variable="sigs.k8s.io/cri-tools/pkg/version.Version"),
     # the cluster DNS of kind clusters (kubeadm's coredns addon), built into the kind node image
     Tool("coredns", Source.GO_INSTALL, ("-version",), package="github.com/coredns/coredns", pinned=COREDNS_VERSION),
     Tool("etcd", Source.GO_WRAPPER, ("--version",), package="go.etcd.io/etcd/server/v3", pinned=ETCD_VERSION,

@@ -125,7 +125,8 @@ class Toolchain:
                         work = self.cache.work_dir(f"{spec.package.rsplit('/', 2)[-2]}-{version}")
                         gobuild.build_in_wrapper(go, work, spec.modules, spec.package, partial, step)
                     else:
-                        gobuild.go_install(go, spec.package, version, partial, step)
+                        stamp = f" -X {spec.version_variable}={version}" if spec.version_variable else ""
+                        gobuild.go_install(go, spec.package, version, partial, step, ldflags="-s -w" + stamp)
                     self._verify(partial, spec, version)
                     entries.append(self.cache.publish(spec.name, version, partial, source=spec.describe_source(version)))
                 finally:
