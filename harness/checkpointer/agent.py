@@ -1,4 +1,4 @@
-"""One pass of the checkpointer on its node: from what the API, the kubelet and the container runtime say, save each
+"""One pass of the checkpointer on its node: from what the API and the container runtime say, save each
 parent's checkpoint, then start, stop or collect checkpoints as state.py decides. The sources are callables (the
 node's clients in the DaemonSet; plain data in tests), so a pass is the same code in both."""
 
@@ -18,8 +18,8 @@ REFRESH_S = 180.0  # secrets and config maps are fetched again at least this oft
 class Seen:
     """What one pass read. `api_pods` is None when the API did not answer."""
 
-    api_pods: list[dict] | None  # the pods the API schedules on this node
-    kubelet_pods: list[dict]  # the pods the kubelet knows (its /pods)
+    api_pods: list[dict] | None  # the pods the API schedules on this node: the only source of a parent's spec
+    local_pods: list[dict]  # the pods the node knows, by their metadata (the runtime's sandboxes, in any state)
     running: set[str]  # namespace/name of the pods the container runtime runs (a checkpoint runs as NAME-NODE)
 
 
@@ -33,10 +33,10 @@ class Agent:
 
     def run_once(self, now: float, seen: Seen) -> Plan:
         api_available = seen.api_pods is not None
-        parents: dict[str, dict] = {}
-        for pod in [*seen.kubelet_pods, *(seen.api_pods or [])]:  # the API's copy is the better source: last
-            if manifest.is_parent(pod):
-                parents[manifest.full_name(pod)] = pod
+        # a parent's spec comes from the API only: the runtime knows a pod's metadata, not its spec; while the API is
+        # away the checkpoints saved before are what the node has
+        parents = {manifest.full_name(pod): pod for pod in seen.api_pods or [] if manifest.is_parent(pod)}
+        local_parents = {manifest.full_name(pod) for pod in seen.local_pods if manifest.is_parent(pod)}
         for name, pod in parents.items():
             checkpoint, secrets, config_maps = manifest.sanitized(pod)
             changed = self.disk.save(name, manifest.serialized(checkpoint))
@@ -44,10 +44,8 @@ class Agent:
                 self._copy(name, secrets, config_maps, now)
         self.checkpoints.learn(active=self.disk.active(), inactive=self.disk.inactive(), parents=set(parents),
                                self_name=self.self_name)
-        api_parents = {manifest.full_name(p) for p in seen.api_pods or [] if manifest.is_parent(p)}
-        kubelet_parents = {manifest.full_name(p) for p in seen.kubelet_pods if manifest.is_parent(p)}
-        plan = self.checkpoints.process(now, api_available=api_available, api_parents=api_parents,
-                                        local_running=seen.running, local_parents=kubelet_parents)
+        plan = self.checkpoints.process(now, api_available=api_available, api_parents=set(parents),
+                                        local_running=seen.running, local_parents=local_parents)
         for name in plan.stops:
             self.disk.stop(name)
         for name in plan.removes:

@@ -69,9 +69,10 @@ class Disk:
 
     def start(self, name: str) -> None:
         """The inactive checkpoint into the kubelet's directory (only if it differs: the kubelet restarts a pod
-        whose manifest changed)."""
-        self._write(self._at(manifest.ACTIVE) / manifest.file_name(name),
-                    (self._at(manifest.INACTIVE) / manifest.file_name(name)).read_bytes())
+        whose manifest changed). Nothing to start before the first save (the API never answered yet)."""
+        saved = self._at(manifest.INACTIVE) / manifest.file_name(name)
+        if saved.exists():
+            self._write(self._at(manifest.ACTIVE) / manifest.file_name(name), saved.read_bytes())
 
     def stop(self, name: str) -> None:
         (self._at(manifest.ACTIVE) / manifest.file_name(name)).unlink(missing_ok=True)

@@ -24,7 +24,7 @@ class NotCheckpointable(ValueError):
     """A pod this checkpointer must not or cannot checkpoint, and why."""
 
 
-def _name(value: object, what: str) -> str:
+def object_name(value: object, what: str) -> str:
     if not isinstance(value, str) or not _NAME.match(value) or ".." in value:
         raise NotCheckpointable(f"{what} {value!r} is not a Kubernetes object name")
     return value
@@ -33,13 +33,13 @@ def _name(value: object, what: str) -> str:
 def full_name(pod: dict) -> str:
     """namespace/name: how checkpoints are keyed (also across the agent's restarts, from their files)."""
     metadata = pod.get("metadata", {})
-    return f"{_name(metadata.get('namespace'), 'namespace')}/{_name(metadata.get('name'), 'pod name')}"
+    return f"{object_name(metadata.get('namespace'), 'namespace')}/{object_name(metadata.get('name'), 'pod name')}"
 
 
 def file_name(name: str) -> str:
     """The manifest's file name for namespace/name, in the inactive and in the kubelet's directory."""
     namespace, _, pod = name.partition("/")
-    return f"{_name(namespace, 'namespace')}-{_name(pod, 'pod name')}.json"
+    return f"{object_name(namespace, 'namespace')}-{object_name(pod, 'pod name')}.json"
 
 
 def is_parent(pod: dict) -> bool:
@@ -51,33 +51,36 @@ def is_parent(pod: dict) -> bool:
 
 def secret_dir(name: str, secret: str) -> str:
     namespace, _, pod = name.partition("/")
-    return f"{SECRETS}/{_name(namespace, 'namespace')}/{_name(pod, 'pod name')}/{_name(secret, 'secret')}"
+    return f"{SECRETS}/{object_name(namespace, 'namespace')}/{object_name(pod, 'pod name')}/{object_name(secret, 'secret')}"
 
 
 def config_map_dir(name: str, config_map: str) -> str:
     namespace, _, pod = name.partition("/")
-    return f"{CONFIG_MAPS}/{_name(namespace, 'namespace')}/{_name(pod, 'pod name')}/{_name(config_map, 'config map')}"
+    return f"{CONFIG_MAPS}/{object_name(namespace, 'namespace')}/{object_name(pod, 'pod name')}/{object_name(config_map, 'config map')}"
 
 
 def sanitized(pod: dict) -> tuple[dict, list[str], list[str]]:
     """The checkpoint of a parent pod, and the secrets and config maps it needs copied (by name). Labels and every
-    other annotation go, with the service account and its token volume, the node name and the status; secret and
+    other annotation go, with the service account and its token volume, the node name, the node selector and
+    affinity, and the status; secret and
     config map volumes become host paths to their copies."""
     if not is_parent(pod):
         raise NotCheckpointable(f"{pod.get('metadata', {}).get('name')!r} is not a parent pod (annotation {CHECKPOINT})")
     name = full_name(pod)
     spec = copy.deepcopy(pod.get("spec") or {})
-    for key in ("serviceAccountName", "serviceAccount", "nodeName"):
+    # a static pod runs where its file is: placement rules only stop it, since while the API is away the kubelet
+    # does not know its own node's labels (admission then fails the node selector: measured on kind, 2026-11-26)
+    for key in ("serviceAccountName", "serviceAccount", "nodeName", "nodeSelector", "affinity"):
         spec.pop(key, None)
     spec["automountServiceAccountToken"] = False
     secrets, config_maps, dropped, volumes = [], [], set(), []
     for volume in spec.get("volumes") or []:
         if "secret" in volume:
-            secret = _name(volume["secret"].get("secretName"), "secret")
+            secret = object_name(volume["secret"].get("secretName"), "secret")
             secrets.append(secret)
             volumes.append({"name": volume["name"], "hostPath": {"path": secret_dir(name, secret)}})
         elif "configMap" in volume:
-            config_map = _name(volume["configMap"].get("name"), "config map")
+            config_map = object_name(volume["configMap"].get("name"), "config map")
             config_maps.append(config_map)
             volumes.append({"name": volume["name"], "hostPath": {"path": config_map_dir(name, config_map)}})
         elif "projected" in volume and any("serviceAccountToken" in s for s in volume["projected"].get("sources", [])):

@@ -1,5 +1,5 @@
 """Passes of the checkpointer (harness/checkpointer/agent.py) over a directory standing for a node, fed what the
-API, the kubelet and the runtime would say: the power loss, the return of the parent, an upgrade (never a stale
+API and the runtime would say: the power loss, the return of the parent, an upgrade (never a stale
 checkpoint), a changed secret, a parent deleted from the API."""
 
 import json
