@@ -28,8 +28,13 @@ class Backend(ABC):
     def capabilities(self) -> frozenset[Capability]:
         return self.target_class.capabilities()
 
-    def lacks(self, *needed: Capability) -> str | None:
-        return self.target_class.lacks(*needed)
+    def lacks(self, *needed: Capability, topology: Any = None) -> str | None:
+        """Why a cluster of this backend (and of `topology`, when given) cannot do what needs `needed`."""
+        return self.target_class.lacks(*needed) or (self.topology_lacks(topology, *needed) if topology else None)
+
+    def topology_lacks(self, topology: Any, *needed: Capability) -> str | None:
+        """What the backend offers but this topology's clusters do not have (None: nothing missing)."""
+        return None
 
     @abstractmethod
     def load_topology(self, path: Path) -> Any:

@@ -22,6 +22,7 @@ class Capability(str, Enum):
     HOST_BANDWIDTH = "host-bandwidth"
     PODS = "pods"
     STATIC_PODS = "static-pods"
+    SELF_HOSTED = "self-hosted"
 
     @property
     def meaning(self) -> str:
@@ -46,4 +47,6 @@ MEANING = {
     Capability.HOST_BANDWIDTH: "iperf3 between the cluster's hosts",
     Capability.PODS: "real kubelets that run pods",
     Capability.STATIC_PODS: "the control plane runs as kubelet static pods from manifests on each node's disk",
+    Capability.SELF_HOSTED: "a self-hosted control plane (kube-apiserver a DaemonSet) whose pods a pod checkpointer "
+                            "keeps on each control-plane node's disk",
 }

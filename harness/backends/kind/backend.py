@@ -10,11 +10,13 @@ from harness.backends.common import default_run_dir, error_lines, require_root, 
 from harness.backends.docker import hosts as docker_hosts
 from harness.backends.docker.engine import ensure_engine
 from harness.backends.kind import cluster as kind
-from harness.backends.kind import defects, self_hosted
+from harness.backends.kind import checkpointer, defects, self_hosted
+from harness.backends.kind.images import build_checkpointer
 from harness.backends.kind.target import KindTarget
 from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.errors import ClusterError
 from harness.run.state import RunState
+from harness.target.capabilities import Capability
 from harness.target.backend import Backend, Say
 
 READY_TIMEOUT_S = 300.0  # after `kind create` returned: the CNI DaemonSet, every node Ready, both leases
@@ -28,6 +30,17 @@ class KindBackend(Backend):
 
     def load_topology(self, path: Path) -> KindTopology:
         return load_kind_topology(path)
+
+    def topology_lacks(self, topology: KindTopology, *needed: Capability) -> str | None:
+        """A kind cluster's control plane is either kubeadm's static pods or self-hosted (kind.self_hosted)."""
+        if Capability.SELF_HOSTED in needed and not topology.kind.self_hosted:
+            return (f"it needs {Capability.SELF_HOSTED.value} ({Capability.SELF_HOSTED.meaning}); {topology.name} is "
+                    "kubeadm's static pods: use a kind topology with kind.self_hosted: true "
+                    "(clusters/kind-self-hosted.yaml)")
+        if Capability.STATIC_PODS in needed and topology.kind.self_hosted:
+            return (f"it needs {Capability.STATIC_PODS.value} ({Capability.STATIC_PODS.meaning}); {topology.name} is "
+                    "self-hosted (only etcd is a static pod)")
+        return None
 
     def describe(self, topology: KindTopology) -> dict[str, str]:
         nodes = topology.kind
@@ -46,12 +59,15 @@ class KindBackend(Backend):
         tell = lambda line: say(f"run {state.run_id}: {line}")  # noqa: E731
         try:
             engine = ensure_engine()
-            shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers, topology.kind.self_hosted)
+            shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers, topology.kind.self_hosted,
+                                   topology.checkpointer)
             kind.create(engine, state, topology.network.subnet, shape, say=tell,
                         hardened=not topology.defects.kubeadm_defaults)
             cluster = KindTarget(run_dir)
             if topology.kind.self_hosted:
                 self_hosted.pivot(cluster, say=tell)
+            if topology.checkpointer:
+                checkpointer.install(cluster, build_checkpointer(engine), say=tell)
             for done in defects.apply(cluster):
                 tell(f"defect: {done}")
             problems = cluster.problems_after(timeout_s)

@@ -26,7 +26,7 @@ from harness.backends.docker.engine import DOCKER_CLIENT, Engine, client
 from harness.errors import ClusterError
 from harness.backends.kind import node_image
 from harness.backends.kind.host_limits import raise_inotify_limits
-from harness.backends.kind.images import build_iperf3, build_lb_standin
+from harness.backends.kind.images import build_checkpointer, build_iperf3, build_lb_standin
 from harness.components.apiserver import authentication_config
 from harness.shell import run
 from harness.run.state import RunState
@@ -42,6 +42,7 @@ class KindShape:
     control_planes: int = 3
     workers: int = 2
     self_hosted: bool = False  # the static apiservers share their port with the self-hosted ones (self_hosted.py)
+    checkpointer: bool = False  # its image is loaded into the nodes (checkpointer.py)
 
     def __post_init__(self) -> None:
         if self.control_planes < 1 or self.workers < 0:
@@ -153,7 +154,7 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
         say(f"built {image} in {took:.0f}s")
     if shape.control_planes > 1:
         build_lb_standin(engine, say=say)
-    pod_images = [build_iperf3(engine, say=say)]
+    pod_images = [build_iperf3(engine, say=say)] + ([build_checkpointer(engine, say=say)] if shape.checkpointer else [])
     network = create_network(engine, state, subnet)
     run_dir = Path(state.run_dir)
     authentication = None
@@ -175,7 +176,7 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
     finally:
         kubeconfig.chmod(0o600)
     # kind's own `kind load docker-image` into every node's containerd, so the pods Quorum's scenarios start
-    # (iperf3) never pull: there is no registry
+    # (iperf3, the checkpointer) never pull: there is no registry
     say(f"kind load docker-image {' '.join(pod_images)}")
     _kind(toolchain, network, ["load", "docker-image", *pod_images, "--name", cluster_name(state.run_id)],
           LOAD_TIMEOUT_S, run_dir / "kind-load.log", "quorum images build --kind, then quorum up again")

@@ -12,6 +12,7 @@ from python_on_whales.exceptions import DockerException
 from harness.backends.docker import base_image
 from harness.backends.docker.base_image import ImageBuildError
 from harness.backends.docker.engine import Engine
+from harness.toolchain.install import Toolchain
 
 # The load balancer image kind v0.33 starts for clusters with several control planes
 # (sigs.k8s.io/kind pkg/cluster/internal/loadbalancer/const.go). It is kind's name for it, so kind finds it
@@ -91,4 +92,53 @@ def build_iperf3(engine: Engine, say=lambda _: None) -> str:
     if not engine.client.image.exists(tag):
         say(f"building {tag} (iperf3 for pods) from {base_tag}")
         _build(engine, tag, "the iperf3 pod image", IPERF3_RECIPE.format(base=base_tag))
+    return tag
+
+
+# The pod checkpointer (harness/checkpointer/, standard library only): Debian's python3 with the libraries ldd names
+# for it and its extension modules, its standard library without the parts a daemon never imports, the
+# checkpointer's sources, and the toolchain's crictl (kind's node image has none; a static Go binary).
+CHECKPOINTER_REPOSITORY = "quorum.local/checkpointer"
+CHECKPOINTER_SOURCES = Path(__file__).parents[2] / "checkpointer"
+CHECKPOINTER_RECIPE = """FROM {base} AS tools
+RUN set -e; mkdir -p /out/etc /out/tmp && chmod 1777 /out/tmp && cp /etc/ld.so.cache /out/etc/ \\
+ && py=$(readlink -f /usr/bin/python3) && lib=$(python3 -c 'import sysconfig; print(sysconfig.get_path("stdlib"))') \\
+ && for f in $py $(ldd $py $lib/lib-dynload/*.so | grep -v ':$' | grep -o '/[^ ]*' | sort -u); do cp --parents -L "$f" /out; done \\
+ && cp -a --parents $lib /out && ln -s "$py" /out/usr/bin/python3 \\
+ && cd /out$lib && rm -rf test idlelib tkinter turtledemo ensurepip lib2to3 pydoc_data config-* site-packages dist-packages
+FROM scratch
+COPY --from=tools /out/ /
+{copies}
+COPY crictl /usr/local/bin/crictl
+ENV PYTHONPATH=/opt/quorum PYTHONDONTWRITEBYTECODE=1
+ENTRYPOINT ["/usr/bin/python3", "-m", "harness.checkpointer"]
+"""
+
+
+def _checkpointer_files() -> dict[str, Path]:
+    """The build context's files: the package, harness/__init__.py (a docstring and the version) and crictl."""
+    files = {f"checkpointer-{source.name}": source for source in sorted(CHECKPOINTER_SOURCES.glob("*.py"))}
+    return files | {"harness-init.py": CHECKPOINTER_SOURCES.parent / "__init__.py", "crictl": Toolchain().path("crictl")}
+
+
+def checkpointer_tag(base_tag: str) -> str:
+    """A hash of the base image's tag, the recipe and the sources: any change rebuilds it."""
+    digest = hashlib.sha256((base_tag + CHECKPOINTER_RECIPE).encode())
+    for name, source in _checkpointer_files().items():
+        digest.update(name.encode() + source.read_bytes())
+    return f"{CHECKPOINTER_REPOSITORY}:{digest.hexdigest()[:12]}"
+
+
+def build_checkpointer(engine: Engine, say=lambda _: None) -> str:
+    """The checkpointer's pod image; built only when missing."""
+    base_tag, _ = base_image.build(engine, say=say)
+    tag = checkpointer_tag(base_tag)
+    if not engine.client.image.exists(tag):
+        say(f"building {tag} (the pod checkpointer) from {base_tag}")
+        files = _checkpointer_files()
+        copies = "\n".join(
+            f"COPY {name} /opt/quorum/harness/" + ("__init__.py" if name == "harness-init.py"
+                                                  else f"checkpointer/{name.removeprefix('checkpointer-')}")
+            for name in files if name != "crictl")
+        _build(engine, tag, "the checkpointer's image", CHECKPOINTER_RECIPE.format(base=base_tag, copies=copies), files)
     return tag

@@ -79,7 +79,7 @@ def _path(kind: str) -> str:
     return "/apis/apps/v1/namespaces/kube-system/" + ("daemonsets" if kind == "DaemonSet" else "deployments")
 
 
-def _create(cluster: "KindTarget", body: dict) -> None:
+def create(cluster: "KindTarget", body: dict) -> None:
     response = cluster.api.request("POST", _path(body["kind"]), body, timeout=30.0)
     if response.status_code not in (200, 201, 409):
         raise ClusterError(f"creating the self-hosted {body['metadata']['name']}: HTTP {response.status_code} "
@@ -102,7 +102,7 @@ def ready_nodes(cluster: "KindTarget", component: str) -> set[str]:
     return {p["spec"].get("nodeName", "") for p in pods(cluster, component) if _ready(p)}
 
 
-def _wait(predicate, what: str) -> None:
+def wait_pivot(predicate, what: str) -> None:
     def answered() -> bool:  # an apiserver that goes away mid-pivot is a "not yet", not an error
         try:
             return predicate()
@@ -132,24 +132,24 @@ def pivot(cluster: "KindTarget", say=lambda _: None) -> None:
     everywhere = {cluster.container(node) for node in nodes}
     manifests = {c: yaml.safe_load(cluster.exec(nodes[0], ["cat", f"{MANIFESTS}/{c}.yaml"])) for c in SELF_HOSTED}
     say("self-hosted: kube-apiserver as a DaemonSet beside the static pods")
-    _create(cluster, workload("kube-apiserver", manifests["kube-apiserver"], len(nodes)))
-    _wait(lambda: ready_nodes(cluster, "kube-apiserver") >= everywhere,
+    create(cluster, workload("kube-apiserver", manifests["kube-apiserver"], len(nodes)))
+    wait_pivot(lambda: ready_nodes(cluster, "kube-apiserver") >= everywhere,
           "the self-hosted kube-apiserver Ready on every control-plane node")
     for node in nodes:
         _retire_static(cluster, node, "kube-apiserver")
-        _wait(lambda: _mirror_gone(cluster, node, "kube-apiserver") and cluster.apiserver_ready(node),
+        wait_pivot(lambda: _mirror_gone(cluster, node, "kube-apiserver") and cluster.apiserver_ready(node),
               f"the static kube-apiserver gone from {node} and the self-hosted one serving there")
     for component in ("kube-controller-manager", "kube-scheduler"):
         say(f"self-hosted: {component} as a Deployment")
-        _create(cluster, workload(component, manifests[component], len(nodes)))
-    _wait(lambda: all({p["spec"].get("nodeName") for p in pods(cluster, c)} >= everywhere
+        create(cluster, workload(component, manifests[component], len(nodes)))
+    wait_pivot(lambda: all({p["spec"].get("nodeName") for p in pods(cluster, c)} >= everywhere
                       for c in ("kube-controller-manager", "kube-scheduler")),
           "every self-hosted controller-manager and scheduler pod bound to its node")
     for node in nodes:
         for component in ("kube-controller-manager", "kube-scheduler"):
             _retire_static(cluster, node, component)
     for component in ("kube-controller-manager", "kube-scheduler"):
-        _wait(lambda: ready_nodes(cluster, component) >= everywhere,
+        wait_pivot(lambda: ready_nodes(cluster, component) >= everywhere,
               f"the self-hosted {component} Ready on every control-plane node")
 
 

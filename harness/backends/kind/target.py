@@ -70,7 +70,8 @@ class KindTarget(Target):
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
         return frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
-                          Capability.SHAPE, Capability.NODE_POWER, Capability.PODS, Capability.STATIC_PODS})
+                          Capability.SHAPE, Capability.NODE_POWER, Capability.PODS, Capability.STATIC_PODS,
+                          Capability.SELF_HOSTED})
 
     # ---- identity ------------------------------------------------------------------------------
 

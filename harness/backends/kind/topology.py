@@ -34,6 +34,9 @@ class KindDefects(Strict):
     kubeadm_defaults: bool = Field(
         False, description="kubeadm's own layout: each apiserver lists only its node's etcd member, and anonymous "
                            "clients may read more than the health endpoints (/version)")
+    no_checkpointer: bool = Field(
+        False, description="a self-hosted control plane without its pod checkpointer: after a power loss of every "
+                           "control-plane node nothing starts the apiserver")
 
 
 class KindTopology(Strict):
@@ -43,6 +46,11 @@ class KindTopology(Strict):
     network: Network
     kind: KindNodes = KindNodes()
     defects: KindDefects = KindDefects()
+
+    @property
+    def checkpointer(self) -> bool:
+        """A self-hosted control plane has its pod checkpointer, unless a twin leaves it out."""
+        return self.kind.self_hosted and not self.defects.no_checkpointer
 
     @property
     def leader_election(self) -> LeaderElection:
@@ -57,7 +65,10 @@ class KindTopology(Strict):
         return EtcdSettings()
 
     @model_validator(mode="after")
-    def _throttled_workers_exist(self) -> "KindTopology":
+    def _defects_fit_the_cluster(self) -> "KindTopology":
+        if self.defects.no_checkpointer and not self.kind.self_hosted:
+            raise ValueError("defects.no_checkpointer leaves out the checkpointer of a self-hosted control plane, but "
+                             "kind.self_hosted is false: set it or drop the defect")
         if self.defects.worker_link_mbit and not self.kind.workers:
             raise ValueError("defects.worker_link_mbit throttles the workers' links, but kind.workers is 0: "
                              "add workers or drop the defect")

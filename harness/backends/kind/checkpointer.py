@@ -1,0 +1,73 @@
+"""Quorum's pod checkpointer (harness/checkpointer/) on a self-hosted kind cluster: a DaemonSet on the control-plane
+nodes, itself checkpointed, that reads the API as its node's kubelet and the runtime through crictl.
+What it does and why: docs/checkpointer.md."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.backends.kind import self_hosted
+from harness.checkpointer.manifest import ACTIVE, CHECKPOINT, CHECKPOINT_OF, INACTIVE
+
+if TYPE_CHECKING:
+    from harness.backends.kind.target import KindTarget
+
+NAME = "quorum-checkpointer"
+GRACE_S = 60.0  # how long a checkpoint outlives its parent's deletion (bootkube's default grace period is 1 min)
+# host paths the checkpointer needs: the kubelet's directories, its credentials and the runtime's socket
+HOST_PATHS = {"kubernetes": ("/etc/kubernetes", "Directory", False),
+              "kubelet-pki": ("/var/lib/kubelet/pki", "Directory", True),
+              "containerd": ("/run/containerd", "Directory", False),
+              "lock": ("/var/run/lock", "DirectoryOrCreate", False)}
+
+
+def _env() -> list[dict]:
+    fields = {"NODE_NAME": "spec.nodeName", "POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace",
+              # set only in its checkpoint, which then knows which parent it stands for
+              "CHECKPOINT_OF": f"metadata.annotations['{CHECKPOINT_OF}']"}
+    return [{"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}} for name, path in fields.items()]
+
+
+def daemonset(image: str) -> dict:
+    labels = {self_hosted.LABEL: NAME, "tier": "control-plane"}
+    container = {"name": "checkpointer", "image": image, "imagePullPolicy": "Never",  # no registry: kind load
+                 "args": ["--grace", f"{GRACE_S:.0f}"], "env": _env(), "securityContext": {"privileged": True},
+                 "volumeMounts": [{"name": name, "mountPath": path, "readOnly": read_only}
+                                  for name, (path, _, read_only) in HOST_PATHS.items()]}
+    template = {"metadata": {"labels": labels, "annotations": {CHECKPOINT: "true"}},
+                "spec": {"hostNetwork": True, "priorityClassName": "system-node-critical",
+                         "nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
+                         "tolerations": [{"operator": "Exists"}], "automountServiceAccountToken": False,
+                         "terminationGracePeriodSeconds": 5, "containers": [container],
+                         "volumes": [{"name": name, "hostPath": {"path": path, "type": kind}}
+                                     for name, (path, kind, _) in HOST_PATHS.items()]}}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": NAME, "namespace": "kube-system", "labels": {self_hosted.LABEL: NAME}},
+            "spec": {"selector": {"matchLabels": {self_hosted.LABEL: NAME}}, "template": template,
+                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}}}
+
+
+def checkpoints(cluster: "KindTarget", node: str) -> dict[str, set[str]]:
+    """The checkpoint files on a node: {"active": file names in the kubelet's directory, "inactive": ...}; a
+    checkpoint's file is NAMESPACE-POD.json (harness/checkpointer/manifest.py)."""
+    listing = cluster.exec(node, ["sh", "-c", f"cd {INACTIVE} 2>/dev/null && ls; echo --; cd {ACTIVE} && "
+                                              f"grep -l '{CHECKPOINT_OF}' -- *.json 2>/dev/null; true"])
+    inactive, _, active = listing.partition("--")
+    return {"inactive": set(inactive.split()), "active": set(active.split())}
+
+
+def _in_place(cluster: "KindTarget", node: str) -> bool:
+    files = checkpoints(cluster, node)
+    return (any(name.startswith(f"kube-system-{NAME}-") for name in files["active"])
+            and any(name.startswith("kube-system-kube-apiserver-") for name in files["inactive"]))
+
+
+def install(cluster: "KindTarget", image: str, say=lambda _: None) -> None:
+    """The DaemonSet, then wait until on every control-plane node its own checkpoint is active and the apiserver's
+    is saved: from then on a power loss of every node is survivable."""
+    say(f"self-hosted: the pod checkpointer ({image}) as a DaemonSet")
+    self_hosted.create(cluster, daemonset(image))
+    nodes = cluster.hosts("controller")
+    self_hosted.wait_pivot(lambda: all(_in_place(cluster, node) for node in nodes),
+                           "the checkpointer's own checkpoint active and the apiserver's saved on every control-plane "
+                           "node")

@@ -1,0 +1,186 @@
+"""What the checkpointer reads on a node (harness/checkpointer/node.py), its DaemonSet on kind
+(harness/backends/kind/checkpointer.py) and which kind topologies have one."""
+
+import pytest
+
+from harness.backends.kind.checkpointer import daemonset
+from harness.backends.kind.topology import KindTopology
+from harness.backends.registry import get
+from harness.checkpointer import manifest
+from harness.checkpointer.__main__ import _own_name
+from harness.checkpointer.node import NodeError, local_pods, read_kubeconfig
+from harness.errors import TopologyError
+from harness.target.capabilities import Capability
+from harness.topology import validated
+
+KUBELET_CONF = """apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: LS0tLS1CRUdJTi...
+    server: https://quorum-a1-control-plane:6443
+  name: default-cluster
+users:
+- name: default-auth
+  user:
+    client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem
+    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem
+"""
+
+
+def test_the_kubelets_kubeconfig_gives_the_server_and_its_rotating_client_certificate(tmp_path):
+    (tmp_path / "kubelet.conf").write_text(KUBELET_CONF)
+    config = read_kubeconfig(tmp_path / "kubelet.conf", tmp_path / "ca.crt")
+    assert config.server == "https://quorum-a1-control-plane:6443"
+    assert str(config.client_certificate) == str(config.client_key) == "/var/lib/kubelet/pki/kubelet-client-current.pem"
+
+
+def test_a_kubeconfig_without_a_client_certificate_file_is_refused_by_name(tmp_path):
+    (tmp_path / "token.conf").write_text(KUBELET_CONF.replace("client-certificate:", "token:"))
+    with pytest.raises(NodeError, match="client certificate"):
+        read_kubeconfig(tmp_path / "token.conf", tmp_path / "ca.crt")
+    with pytest.raises(NodeError, match="cannot read"):
+        read_kubeconfig(tmp_path / "missing.conf", tmp_path / "ca.crt")
+
+
+def sandbox(name: str, state: str, created: int, annotations: dict | None = None) -> dict:
+    return {"metadata": {"name": name, "namespace": "kube-system"}, "state": state, "createdAt": str(created),
+            "annotations": annotations or {}}
+
+
+def test_a_pod_runs_when_its_newest_sandbox_is_ready_and_the_node_knows_its_annotations():
+    parent = {manifest.CHECKPOINT: "true"}
+    pods, running = local_pods([
+        sandbox("kube-apiserver-6r288", "SANDBOX_READY", 1, parent),  # before the reboot
+        sandbox("kube-apiserver-6r288", "SANDBOX_NOTREADY", 2, parent),  # after it: not started again yet
+        sandbox("kube-apiserver-6r288-node", "SANDBOX_READY", 3, {manifest.CHECKPOINT_OF: "kube-apiserver-6r288"}),
+    ])
+    assert running == {"kube-system/kube-apiserver-6r288-node"}
+    assert {manifest.full_name(p) for p in pods if manifest.is_parent(p)} == {"kube-system/kube-apiserver-6r288"}
+
+
+def test_the_daemonsets_pod_checkpoints_to_a_static_pod_that_needs_no_api_object():
+    pod = daemonset("quorum.local/checkpointer:abc")["spec"]["template"]
+    pod = {**pod, "metadata": {**pod["metadata"], "name": "quorum-checkpointer-x7k2p", "namespace": "kube-system"}}
+    checkpoint, secrets, config_maps = manifest.sanitized(pod)
+    assert (secrets, config_maps) == ([], [])
+    assert checkpoint["metadata"]["annotations"] == {manifest.CHECKPOINT_OF: "quorum-checkpointer-x7k2p"}
+    assert all("hostPath" in volume for volume in checkpoint["spec"]["volumes"])
+    assert checkpoint["spec"]["containers"][0]["imagePullPolicy"] == "Never"
+    # while the API is away the kubelet does not know its node's labels: a selector would refuse the checkpoint
+    assert "nodeSelector" not in checkpoint["spec"] and "nodeSelector" in pod["spec"]
+
+
+def test_the_checkpointer_knows_itself_as_its_parent_also_when_it_runs_as_its_checkpoint(monkeypatch):
+    monkeypatch.setenv("NODE_NAME", "quorum-a1-control-plane")
+    monkeypatch.setenv("POD_NAMESPACE", "kube-system")
+    monkeypatch.setenv("POD_NAME", "quorum-checkpointer-x7k2p")
+    monkeypatch.setenv("CHECKPOINT_OF", "")
+    assert _own_name() == ("quorum-a1-control-plane", "kube-system/quorum-checkpointer-x7k2p")
+    monkeypatch.setenv("POD_NAME", "quorum-checkpointer-x7k2p-quorum-a1-control-plane")
+    monkeypatch.setenv("CHECKPOINT_OF", "quorum-checkpointer-x7k2p")
+    assert _own_name()[1] == "kube-system/quorum-checkpointer-x7k2p"
+    monkeypatch.setenv("NODE_NAME", "")
+    with pytest.raises(NodeError, match="downward API"):
+        _own_name()
+
+
+def kind(**fields) -> KindTopology:
+    return validated(KindTopology, {"name": "t", "backend": "kind", "disposable": True,
+                                    "network": {"subnet": "10.213.99.0/24"}, **fields}, "t.yaml", "clusters/kind.yaml")
+
+
+def test_a_self_hosted_kind_cluster_has_a_checkpointer_unless_its_twin_leaves_it_out():
+    assert kind(kind={"self_hosted": True}).checkpointer
+    assert not kind(kind={"self_hosted": True}, defects={"no_checkpointer": True}).checkpointer
+    assert not kind().checkpointer
+    with pytest.raises(TopologyError, match="kind.self_hosted is false"):
+        kind(defects={"no_checkpointer": True})
+
+
+def test_the_checkpointer_suite_skips_on_a_static_pod_cluster_and_the_static_pod_suite_on_a_self_hosted_one():
+    backend = get("kind")
+    assert "kind.self_hosted: true" in backend.lacks(Capability.SELF_HOSTED, topology=kind())
+    assert backend.lacks(Capability.SELF_HOSTED, topology=kind(kind={"self_hosted": True})) is None
+    assert "self-hosted" in backend.lacks(Capability.STATIC_PODS, topology=kind(kind={"self_hosted": True}))
+    assert backend.lacks(Capability.STATIC_PODS, topology=kind()) is None
+
+
+class FakeApi:
+    def __init__(self, pods: list[dict] | None) -> None:
+        self.pods = pods
+
+    def get(self, path: str, timeout: float = 2.0):
+        import requests
+
+        if self.pods is None:
+            raise requests.ConnectionError("refused")
+        response = requests.Response()
+        response.status_code, response._content = 200, __import__("json").dumps({"items": self.pods}).encode()
+        return response
+
+
+def pod(name: str, node: str, ready: bool, labels: dict | None = None, annotations: dict | None = None) -> dict:
+    return {"metadata": {"name": name, "labels": labels or {}, "annotations": annotations or {}},
+            "spec": {"nodeName": node}, "status": {"conditions": [{"type": "Ready", "status": str(ready)}]}}
+
+
+def test_the_api_view_hands_back_only_when_every_parent_is_ready_and_no_checkpoint_of_one_runs():
+    from harness.clients import checkpoints
+
+    parent = pod("kube-apiserver-6r288", "n1", True, labels={"k8s-app": "kube-apiserver"})
+    checkpoint = pod("kube-apiserver-6r288-n1", "n1", True,
+                     annotations={manifest.CHECKPOINT_OF: "kube-apiserver-6r288"})
+    own = pod("quorum-checkpointer-x-n1", "n1", True, annotations={manifest.CHECKPOINT_OF: "quorum-checkpointer-x"})
+    assert checkpoints.view(FakeApi([parent, checkpoint, own])).checkpoints == {"n1"}
+    assert not checkpoints.view(FakeApi([parent, checkpoint])).taken_over(1)
+    assert checkpoints.view(FakeApi([parent, own])).taken_over(1)  # the checkpointer's own checkpoint always runs
+    assert not checkpoints.view(FakeApi([parent, own])).taken_over(2)  # a node without its parent
+    assert not checkpoints.view(FakeApi([{**parent, "status": {}}, own])).taken_over(1)
+    assert checkpoints.view(FakeApi(None)) is None
+
+
+def test_of_two_checkpointers_on_a_node_one_acts_until_it_stops_then_the_other(tmp_path):
+    """The DaemonSet's pod and its checkpoint both run: the lock file lets one act (real processes, the API away,
+    a crictl that lists no pods)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "kubelet.conf").write_text(KUBELET_CONF.replace("https://quorum-a1-control-plane:6443",
+                                                                "https://127.0.0.1:9"))
+    crictl = tmp_path / "crictl"
+    crictl.write_text("#!/bin/sh\necho '{\"items\": []}'\n")
+    crictl.chmod(0o755)
+    env = {**os.environ, "NODE_NAME": "n1", "POD_NAMESPACE": "kube-system", "POD_NAME": "quorum-checkpointer-x"}
+    argv = [sys.executable, "-m", "harness.checkpointer", "--kubeconfig", str(tmp_path / "kubelet.conf"),
+            "--crictl", str(crictl), "--lock-file", str(tmp_path / "lock"), "--interval", "0.2",
+            "--root", str(tmp_path / "node")]
+
+    def start(log: str) -> subprocess.Popen:
+        return subprocess.Popen(argv, env=env, stdout=open(tmp_path / log, "w"), stderr=subprocess.STDOUT)
+
+    def holds(log: str) -> bool:
+        return "holding the lock" in (tmp_path / log).read_text()
+
+    first = start("first.log")
+    second = None
+    try:
+        deadline = time.monotonic() + 20
+        while not holds("first.log") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert holds("first.log"), (tmp_path / "first.log").read_text()
+        second = start("second.log")
+        time.sleep(2)
+        assert "waiting for" in (tmp_path / "second.log").read_text() and not holds("second.log")
+        first.terminate()
+        assert first.wait(10) == 0
+        deadline = time.monotonic() + 10
+        while not holds("second.log") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert holds("second.log"), (tmp_path / "second.log").read_text()
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
