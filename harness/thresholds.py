@@ -287,3 +287,25 @@ def kind_whole_cluster_after_s(apiserver_back_s: float) -> float:
     """The whole cluster healthy after one control-plane node's apiserver was away: that apiserver back, the
     balancer marks it up after one passing check, and its node and static pods are Ready again."""
     return apiserver_back_s + KIND_LB_INTERVAL_S + kind_node_rejoin_s()
+
+
+# ---- a self-hosted control plane kept by the pod checkpointer (docs/checkpointer.md) --------------------------------
+CHECKPOINTER_INTERVAL_S = 3.0  # one pass every 3 s (harness/checkpointer/__main__.py; bootkube's polled as often)
+CHECKPOINTER_START_ALLOWANCE_S = 10.0  # its own checkpoint started by the kubelet, python3 up, the lock taken
+
+
+def checkpoint_api_ready_s() -> float:
+    """Every control-plane node powered off at once until the API answers from the apiservers' checkpoints: the
+    nodes boot, the kubelet starts etcd and the checkpointer's own checkpoint from disk, one pass finds the API away
+    and the apiserver's parent not running and activates its checkpoint, the kubelet picks that manifest up and the
+    apiserver starts (the load balancer's check marks it up)."""
+    return (KIND_NODE_BOOT_ALLOWANCE_S + max(STARTUP_ALLOWANCE_S[Component.ETCD], CHECKPOINTER_START_ALLOWANCE_S)
+            + CHECKPOINTER_INTERVAL_S + KUBELET_MANIFEST_PICKUP_S + STARTUP_ALLOWANCE_S[Component.APISERVER]
+            + KIND_LB_INTERVAL_S)
+
+
+def checkpoint_hand_back_s() -> float:
+    """From the API's return until every node runs the apiserver's parent pod again and no checkpoint of it: the
+    kubelet learns its pods from the API and starts the parent (its timers: kind_node_rejoin_s), the apiserver starts,
+    and the next pass deactivates the checkpoint, which the kubelet stops."""
+    return kind_node_rejoin_s() + CHECKPOINTER_INTERVAL_S + KUBELET_MANIFEST_PICKUP_S

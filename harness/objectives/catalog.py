@@ -26,6 +26,7 @@ LEADERS = "scenarios/leader_election/test_leader_election.py"
 ETCD = "scenarios/etcd/test_etcd_quorum.py"
 FLAGS = "scenarios/apiserver_flags/test_flag_corruption.py"
 LOAD = "scenarios/load/test_load.py"
+CHECKPOINTER = "scenarios/checkpointer/test_checkpointer.py"
 STATIC = "scenarios/static_pods/test_static_pods.py"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 SLO_CLASSES = ("mutating", "get", "list_namespace", "list_cluster")
@@ -66,7 +67,8 @@ MEASURES = {spec.name: spec for spec in (
     _spec("nodes_not_ready", "count", "hollow nodes seen NotReady under load (false heartbeat failures)",
           [f"{LOAD}::*"]),
     _spec("power_loss_recovery_s", "s", "every control-plane node powered off at once until all is healthy",
-          [f"{STATIC}::test_every_control_plane_node_loses_power_at_once*"]),
+          [f"{STATIC}::test_every_control_plane_node_loses_power_at_once*",
+           f"{CHECKPOINTER}::test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_checkpoints"]),
     _spec("snapshot_restore_s", "s", "quorum lost for good until the cluster serves again from a snapshot",
           [f"{ETCD}::test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good"]),
 )}

@@ -51,6 +51,9 @@ CASES = [
     # fails on this twin (all four took 332 s in CI, one of the two longest twins)
     ("node-lease-too-long", "scenarios/load/test_load.py", "steady_load", "[node-heartbeats: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')
+    # a self-hosted control plane without its checkpointer: after the power loss nothing starts the apiserver
+    ("kind-no-checkpointer", "scenarios/checkpointer/test_checkpointer.py", "loses_power",
+     "the API answering through the LB was never observed after the fault's end"),
     ("kind-restart-never", "scenarios/static_pods/test_static_pods.py", "killed", "[recovery: fail]"),
     # one control plane whose static pods are never restarted: with no standby, nobody takes a paused or a killed
     # leader's lease over (the pause first: it is healed, the killed leader never returns)

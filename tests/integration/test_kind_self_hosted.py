@@ -2,19 +2,25 @@
 it, then `quorum up` pivots kube-apiserver to a DaemonSet and the controller-manager and scheduler to Deployments
 (harness/backends/kind/self_hosted.py). What the checkpointer scenarios will stand on: only etcd is left a static pod,
 the self-hosted pods hold the leases, the kind target finds and signals them, and the kubelet restarts a killed
-self-hosted apiserver; holds and flag overrides, which rewrite static manifests, are refused by name."""
+self-hosted apiserver; holds and flag overrides, which rewrite static manifests, are refused by name. The pod
+checkpointer keeps its own checkpoint active and the apiserver's saved, and the checkpointer suite's power loss
+passes on this cluster (its twin without a checkpointer: tests/integration/test_defect_twins.py)."""
 
+import subprocess
+import sys
 import time
 
 import pytest
 
+from harness.backends.kind.checkpointer import checkpoints
 from harness.backends.kind.self_hosted import BOOTSTRAP, CHECKPOINT, SELF_HOSTED, ready_nodes
 from harness.backends.kind.static_pods import MANIFESTS
 from harness.errors import FaultRefused
 from harness.faults import Kill, ModifyFlags, Nemesis
 from harness.history import History
+from harness.run import owner
 from harness.waiting import eventually
-from tests.integration.conftest import CLUSTERS, on_a_free_subnet, running
+from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
 
 TOPOLOGY = CLUSTERS / "kind-self-hosted-1.yaml"
 
@@ -28,7 +34,11 @@ def self_hosted(tmp_path_factory):
 
 def test_the_control_plane_is_a_daemonset_and_deployments_and_only_etcd_stays_a_static_pod(self_hosted):
     node = self_hosted.hosts("controller")[0]
-    assert self_hosted.exec(node, ["ls", MANIFESTS]).split() == ["etcd.yaml"]
+    # beside etcd, only checkpoints: the checkpointer's own, always active
+    files = checkpoints(self_hosted, node)
+    assert set(self_hosted.exec(node, ["ls", MANIFESTS]).split()) == {"etcd.yaml", *files["active"]}
+    assert [n for n in files["active"] if not n.startswith("kube-system-quorum-checkpointer-")] == [], files
+    assert sum(n.startswith("kube-system-kube-apiserver-") for n in files["inactive"]) == 1, files
     assert sorted(self_hosted.exec(node, ["ls", BOOTSTRAP]).split()) == [f"{c}.yaml" for c in SELF_HOSTED]
     for component in SELF_HOSTED:
         assert ready_nodes(self_hosted, component) == {self_hosted.container(node)}, component
@@ -68,3 +78,21 @@ def test_holding_or_rewriting_the_flags_of_a_self_hosted_component_is_refused_by
     with pytest.raises(FaultRefused, match="it is a Deployment pod"):
         self_hosted.hold("kube-scheduler", node)
     assert self_hosted.problems() == []
+
+
+def test_the_checkpointer_suite_passes_after_a_power_loss_of_the_control_plane(self_hosted, tmp_path):
+    """Last: the power loss (the suite's run on the twin without a checkpointer is in test_defect_twins.py)."""
+    owner.release(self_hosted.run_dir)  # the suite's session claims the cluster while it runs
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "scenarios/checkpointer", "--backend=kind",
+             f"--topology={self_hosted.run_dir / 'topology.yaml'}", "--keep-cluster",
+             f"--run-dir={self_hosted.run_dir}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
+             "-q", "--no-header", "-rA", "--tb=short"],
+            cwd=ROOT, capture_output=True, text=True, timeout=900)
+    finally:
+        owner.claim(self_hosted.run_dir)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and " passed" in output.splitlines()[-1], output[-4000:]
+    histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
+    assert "checkpointer.api-ready" in histories and "checkpointer.handed-back" in histories

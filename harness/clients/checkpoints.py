@@ -1,0 +1,48 @@
+"""A self-hosted component's pods as the API shows them: its parent pods (the DaemonSet's) and the checkpoints of
+them that run as static pods (their mirror pods carry the checkpoint-of annotation: docs/checkpointer.md). Read
+through the API only, so it works on any self-hosted cluster with a bootkube-style checkpointer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+
+from harness.clients.kubeapi import ApiClient
+
+CHECKPOINT_OF = "checkpointer.alpha.coreos.com/checkpoint-of"
+LABEL = "k8s-app"  # how the self-hosted workloads label their pods (Typhoon and bootkube do the same)
+
+
+@dataclass(frozen=True)
+class Checkpointed:
+    """Where the parents are Ready, and where a checkpoint of one of them runs (node names)."""
+
+    parents: dict[str, bool]  # node -> its parent pod is Ready
+    checkpoints: set[str]  # nodes where a checkpoint of a parent runs
+
+    def taken_over(self, nodes: int) -> bool:
+        """Every node's parent Ready again and no checkpoint left running."""
+        return len(self.parents) >= nodes and all(self.parents.values()) and not self.checkpoints
+
+
+def _ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in pod.get("status", {}).get("conditions") or [])
+
+
+def view(api: ApiClient, component: str = "kube-apiserver", namespace: str = "kube-system") -> Checkpointed | None:
+    """None when the API does not answer."""
+    try:
+        response = api.get(f"/api/v1/namespaces/{namespace}/pods", timeout=5.0)
+    except requests.RequestException:
+        return None
+    if response.status_code != 200:
+        return None
+    pods = response.json().get("items", [])
+    parents = {p["metadata"]["name"]: p for p in pods
+               if (p["metadata"].get("labels") or {}).get(LABEL) == component
+               and CHECKPOINT_OF not in (p["metadata"].get("annotations") or {})}
+    checkpoints = {p.get("spec", {}).get("nodeName", "") for p in pods
+                   if (p["metadata"].get("annotations") or {}).get(CHECKPOINT_OF) in parents}
+    return Checkpointed({p.get("spec", {}).get("nodeName", ""): _ready(p) for p in parents.values()}, checkpoints)
