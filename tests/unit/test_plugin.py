@@ -14,3 +14,21 @@ def test_every_scenario_that_uses_the_cluster_is_guarded_by_its_health_check_fir
                           cwd=ROOT, capture_output=True, text=True, timeout=120).stdout
     setups = [line.split()[2] for line in plan.splitlines() if line.strip().startswith("SETUP")]
     assert "_cluster_guard" in setups, plan[-2000:]
+
+
+def test_a_fixture_that_needs_what_the_target_cannot_give_skips_its_scenario_with_the_reason(tmp_path):
+    (tmp_path / "test_unsupported.py").write_text(
+        "import pytest\n"
+        "from harness.target.protocol import Unsupported\n\n"
+        "@pytest.fixture\n"
+        "def credentials():\n"
+        "    raise Unsupported('the kubeconfig holds a token, not a client certificate', 'give a certificate')\n\n"
+        "def test_load(credentials):\n"
+        "    pass\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "test_unsupported.py"), "-p",
+                             "fixtures.plugin", "-p", "no:cacheprovider", "-rs", "--history-dir", str(tmp_path / "h"),
+                             "--rootdir", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120, env={**__import__("os").environ,
+                                                                                         "PYTHONPATH": str(ROOT)})
+    assert "1 skipped" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "not on this target: the kubeconfig holds a token" in result.stdout
