@@ -104,7 +104,15 @@ OBJECTIVE_TWINS = {"slow-restart", "slow-leases", "lb-slow-checks", "etcd-slow-e
 
 # kind twins whose scenarios a process twin already proves in CI (the same test functions): they prove the kind
 # faults (a static pod's kill and pause, the etcd leader's isolation inside a node) against a broken kind cluster
+# a deep case whose proof CI runs outside this file: the test that fails the same scenario for the same reason (it
+# reads the reason from CASES) on a cluster built for more than the twin (test_deep_twins.py checks it exists)
+PROVEN_ELSEWHERE = {
+    "kind-no-checkpointer": "tests/integration/test_kind_self_hosted.py::"
+                            "test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss",
+}
 DEEP = {
+    "kind-no-checkpointer": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
+                            "checkpointer removed (test_kind_self_hosted.py); this builds the twin itself (~4 min)",
     "kind-restart-never:leader_election": "no-leader-election fails the same two scenarios",
     "kind-restart-never:self_healing": "restart-never fails the same scenario; kind-restart-never:static_pods the "
                                        "same static-pod kill",

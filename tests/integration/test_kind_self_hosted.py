@@ -1,10 +1,11 @@
 """A self-hosted control plane on kind (clusters/kind-self-hosted-1.yaml, issue #23): kubeadm's static pods bootstrap
 it, then `quorum up` pivots kube-apiserver to a DaemonSet and the controller-manager and scheduler to Deployments
-(harness/backends/kind/self_hosted.py). What the checkpointer scenarios will stand on: only etcd is left a static pod,
+(harness/backends/kind/self_hosted.py). What the checkpointer scenarios stand on: only etcd is left a static pod,
 the self-hosted pods hold the leases, the kind target finds and signals them, and the kubelet restarts a killed
 self-hosted apiserver; holds and flag overrides, which rewrite static manifests, are refused by name. The pod
 checkpointer keeps its own checkpoint active and the apiserver's saved, and the checkpointer suite's power loss
-passes on this cluster (its twin without a checkpointer: tests/integration/test_defect_twins.py)."""
+passes on this cluster; then, with the checkpointer removed, the same scenario fails for its twin's reason (CI builds
+one self-hosted cluster for both; test_defect_twins.py re-proves it on the twin's own build, nightly)."""
 
 import subprocess
 import sys
@@ -80,19 +81,36 @@ def test_holding_or_rewriting_the_flags_of_a_self_hosted_component_is_refused_by
     assert self_hosted.problems() == []
 
 
-def test_the_checkpointer_suite_passes_after_a_power_loss_of_the_control_plane(self_hosted, tmp_path):
-    """Last: the power loss (the suite's run on the twin without a checkpointer is in test_defect_twins.py)."""
-    owner.release(self_hosted.run_dir)  # the suite's session claims the cluster while it runs
+def _checkpointer_suite(cluster, histories) -> tuple[int, str]:
+    """`pytest scenarios/checkpointer` on this cluster (--keep-cluster), as a user would run it; exit code, output."""
+    owner.release(cluster.run_dir)  # the suite's session claims the cluster while it runs
     try:
         result = subprocess.run(
             [sys.executable, "-m", "pytest", "scenarios/checkpointer", "--backend=kind",
-             f"--topology={self_hosted.run_dir / 'topology.yaml'}", "--keep-cluster",
-             f"--run-dir={self_hosted.run_dir}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
-             "-q", "--no-header", "-rA", "--tb=short"],
+             f"--topology={cluster.run_dir / 'topology.yaml'}", "--keep-cluster", f"--run-dir={cluster.run_dir}",
+             f"--history-dir={histories}", "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
             cwd=ROOT, capture_output=True, text=True, timeout=900)
     finally:
-        owner.claim(self_hosted.run_dir)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0 and " passed" in output.splitlines()[-1], output[-4000:]
+        owner.claim(cluster.run_dir)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_the_checkpointer_suite_passes_after_a_power_loss_of_the_control_plane(self_hosted, tmp_path):
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories")
+    assert code == 0 and " passed" in output.splitlines()[-1], output[-4000:]
     histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
     assert "checkpointer.api-ready" in histories and "checkpointer.handed-back" in histories
+
+
+def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):
+    """The twin's proof on this cluster (last: it leaves no API): the checkpointer and every checkpoint removed,
+    the same scenario fails for the twin's reason (clusters/defects/kind-no-checkpointer.yaml re-proves it from its
+    own build, nightly)."""
+    from harness.backends.kind.checkpointer import remove
+    from tests.integration.test_defect_twins import CASES
+
+    remove(self_hosted)
+    reason = next(reason for twin, _, _, reason in CASES if twin == "kind-no-checkpointer")
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories")
+    assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
+    assert reason in output, output[-4000:]

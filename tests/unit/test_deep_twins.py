@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.kind.topology import is_kind_topology
-from tests.integration.test_defect_twins import CASES, DEEP, case_id
+from tests.integration.test_defect_twins import CASES, DEEP, PROVEN_ELSEWHERE, case_id
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def selected(suite: str, select, tmp_path: Path) -> set[str]:
     return ids
 
 
-@pytest.mark.parametrize("deep_case", sorted(DEEP))
+@pytest.mark.parametrize("deep_case", sorted(set(DEEP) - set(PROVEN_ELSEWHERE)))
 def test_a_deep_twin_case_is_covered_by_process_twins_that_ci_runs(deep_case, tmp_path):
     cases = {case_id(twin, suite): (twin, suite, select) for twin, suite, select, _ in CASES}
     assert deep_case in cases, f"DEEP names no case: {deep_case}"
@@ -36,3 +36,15 @@ def test_a_deep_twin_case_is_covered_by_process_twins_that_ci_runs(deep_case, tm
             covered |= selected(other_suite, other_select, tmp_path)
     missing = selected(suite, select, tmp_path) - covered
     assert not missing, f"{deep_case} is deep, but no process twin that CI runs fails {sorted(missing)}"
+
+
+@pytest.mark.parametrize("deep_case", sorted(PROVEN_ELSEWHERE))
+def test_a_deep_twin_case_proven_elsewhere_names_a_ci_test_that_reads_its_reason(deep_case, tmp_path):
+    assert deep_case in DEEP, f"{deep_case} is proven elsewhere but not deep: CI would run it twice"
+    node = PROVEN_ELSEWHERE[deep_case]
+    out = subprocess.run([sys.executable, "-m", "pytest", node, "--collect-only", "-q", "-m", "not deep",
+                          "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert node in out.stdout, f"{node} is not a test CI collects:\n{out.stdout[-1500:]}{out.stderr[-1500:]}"
+    source = (ROOT / node.partition("::")[0]).read_text()
+    body = source[source.index(f"def {node.partition('::')[2]}("):]
+    assert f'twin == "{deep_case}"' in body.split("\ndef ")[0], f"{node} does not read {deep_case}'s reason from CASES"

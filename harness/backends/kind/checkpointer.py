@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 from harness.backends.kind import self_hosted
 from harness.checkpointer.manifest import ACTIVE, CHECKPOINT, CHECKPOINT_OF, INACTIVE
+from harness.checkpointer.manifest import CONFIG_MAPS as CHECKPOINT_CONFIG_MAPS
+from harness.checkpointer.manifest import SECRETS as CHECKPOINT_SECRETS
+from harness.errors import ClusterError
 
 if TYPE_CHECKING:
     from harness.backends.kind.target import KindTarget
@@ -71,3 +74,24 @@ def install(cluster: "KindTarget", image: str, say=lambda _: None) -> None:
     self_hosted.wait_pivot(lambda: all(_in_place(cluster, node) for node in nodes),
                            "the checkpointer's own checkpoint active and the apiserver's saved on every control-plane "
                            "node")
+
+
+def remove(cluster: "KindTarget") -> None:
+    """Take the checkpointer and every checkpoint off the cluster, as if it had never been installed: the DaemonSet,
+    then on each control-plane node the checkpoint manifests and their copies (the kubelet stops what was running
+    from them). For the twin proof on a cluster that had one (tests/integration/test_kind_self_hosted.py)."""
+    path = f"/apis/apps/v1/namespaces/kube-system/daemonsets/{NAME}"
+    response = cluster.api.request("DELETE", path, {"propagationPolicy": "Foreground"}, timeout=30.0)
+    if response.status_code not in (200, 202, 404):
+        raise ClusterError(f"deleting the checkpointer's DaemonSet: HTTP {response.status_code} {response.text[:300]}",
+                           "kubectl -n kube-system get daemonset quorum-checkpointer says why")
+    self_hosted.wait_pivot(lambda: cluster.api.request("GET", path, timeout=5.0).status_code == 404,
+                           "the checkpointer's DaemonSet gone")
+    for node in cluster.hosts("controller"):
+        # the checkpointer's own checkpoint may still be acting: stop it first, then remove what is left
+        cluster.exec(node, ["sh", "-c", f"cd {ACTIVE} && rm -f -- $(grep -l '{CHECKPOINT_OF}' -- *.json) && "
+                                        f"sleep 3 && rm -rf {INACTIVE} {CHECKPOINT_SECRETS} {CHECKPOINT_CONFIG_MAPS} && "
+                                        f"rm -f -- $(grep -l '{CHECKPOINT_OF}' -- *.json 2>/dev/null) ; true"])
+    self_hosted.wait_pivot(lambda: not any(checkpoints(cluster, node)["active"] or checkpoints(cluster, node)["inactive"]
+                                           for node in cluster.hosts("controller")),
+                           "no checkpoint left on any control-plane node")
