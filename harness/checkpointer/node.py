@@ -12,7 +12,6 @@ import json
 import re
 import ssl
 import subprocess
-import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -110,7 +109,10 @@ class Runtime:
             raise NodeError(f"{self.command[0]} could not list the runtime's pods: {error}") from None
         if done.returncode != 0:
             raise NodeError(f"{' '.join(self.command)} exited {done.returncode}: {done.stderr.strip()[:300]}")
-        return json.loads(done.stdout).get("items") or []
+        try:
+            return json.loads(done.stdout).get("items") or []
+        except (ValueError, AttributeError) as error:
+            raise NodeError(f"{self.command[0]} printed no pod list: {error}") from None
 
 
 def local_pods(sandboxes: list[dict]) -> tuple[list[dict], set[str]]:

@@ -184,3 +184,16 @@ def test_of_two_checkpointers_on_a_node_one_acts_until_it_stops_then_the_other(t
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_a_runtime_that_prints_no_pod_list_is_a_node_error_not_a_crash(tmp_path):
+    from harness.checkpointer.node import Runtime
+
+    crictl = tmp_path / "crictl"
+    crictl.write_text("#!/bin/sh\necho 'level=fatal msg=\"connect: connection refused\"'\n")
+    crictl.chmod(0o755)
+    with pytest.raises(NodeError, match="printed no pod list"):
+        Runtime(str(crictl), "unix:///run/containerd/containerd.sock").sandboxes()
+    crictl.write_text("#!/bin/sh\nexit 1\n")
+    with pytest.raises(NodeError, match="exited 1"):
+        Runtime(str(crictl), "unix:///run/containerd/containerd.sock").sandboxes()
