@@ -6,6 +6,7 @@ allowance (start-up times), the measurement is in docs/benchmarks.md and the mar
 
 from __future__ import annotations
 
+from harness.checkpointer import agent as checkpointer_agent
 from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection, Topology
 
 # ANCHORS: ClusterLoader2 API availability measurement threshold.
@@ -290,7 +291,7 @@ def kind_whole_cluster_after_s(apiserver_back_s: float) -> float:
 
 
 # ---- a self-hosted control plane kept by the pod checkpointer (docs/checkpointer.md) --------------------------------
-CHECKPOINTER_INTERVAL_S = 3.0  # one pass every 3 s (harness/checkpointer/__main__.py; bootkube's polled as often)
+CHECKPOINTER_INTERVAL_S = checkpointer_agent.INTERVAL_S  # one pass every 3 s
 CHECKPOINTER_START_ALLOWANCE_S = 10.0  # its own checkpoint started by the kubelet, python3 up, the lock taken
 
 

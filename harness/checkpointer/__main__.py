@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from harness.checkpointer import manifest
-from harness.checkpointer.agent import Agent, Seen
+from harness.checkpointer.agent import GRACE_S, INTERVAL_S, Agent, Seen
 from harness.checkpointer.files import Disk
 from harness.checkpointer.node import Api, NodeError, Runtime, local_pods, read_kubeconfig
 from harness.checkpointer.state import Checkpoints
@@ -31,8 +31,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--crictl", default="/usr/local/bin/crictl")
     parser.add_argument("--runtime-endpoint", default="unix:///run/containerd/containerd.sock")
     parser.add_argument("--lock-file", type=Path, default=Path("/var/run/lock/quorum-checkpointer.lock"))
-    parser.add_argument("--interval", type=float, default=3.0, help="seconds between passes")
-    parser.add_argument("--grace", type=float, default=60.0,
+    parser.add_argument("--interval", type=float, default=INTERVAL_S, help="seconds between passes")
+    parser.add_argument("--grace", type=float, default=GRACE_S,
                         help="seconds a checkpoint is kept after the API deleted its parent")
     parser.add_argument("--root", type=Path, default=Path("/"), help="the node's root (tests give a directory)")
     return parser.parse_args(argv)

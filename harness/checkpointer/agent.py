@@ -12,6 +12,8 @@ from harness.checkpointer.files import Disk
 from harness.checkpointer.state import Action, Checkpoints, Plan
 
 REFRESH_S = 180.0  # secrets and config maps are fetched again at least this often, and whenever the parent changed
+INTERVAL_S = 3.0  # one pass every 3 s (bootkube's checkpointer polled as often)
+GRACE_S = 60.0  # a checkpoint outlives its parent's deletion from the API this long (bootkube's default: 1 min)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import requests
 
+from harness.checkpointer.manifest import CHECKPOINT_OF
 from harness.clients.kubeapi import ApiClient
 
-CHECKPOINT_OF = "checkpointer.alpha.coreos.com/checkpoint-of"
 LABEL = "k8s-app"  # how the self-hosted workloads label their pods (Typhoon and bootkube do the same)
 
 
@@ -26,7 +26,8 @@ class Checkpointed:
         return len(self.parents) >= nodes and all(self.parents.values()) and not self.checkpoints
 
 
-def _ready(pod: dict) -> bool:
+def pod_ready(pod: dict) -> bool:
+    """The pod's Ready condition is True (as the API reports it)."""
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in pod.get("status", {}).get("conditions") or [])
 
@@ -45,4 +46,4 @@ def view(api: ApiClient, component: str = "kube-apiserver", namespace: str = "ku
                and CHECKPOINT_OF not in (p["metadata"].get("annotations") or {})}
     checkpoints = {p.get("spec", {}).get("nodeName", "") for p in pods
                    if (p["metadata"].get("annotations") or {}).get(CHECKPOINT_OF) in parents}
-    return Checkpointed({p.get("spec", {}).get("nodeName", ""): _ready(p) for p in parents.values()}, checkpoints)
+    return Checkpointed({p.get("spec", {}).get("nodeName", ""): pod_ready(p) for p in parents.values()}, checkpoints)

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from harness.backends.kind.target import KindTarget
 
 NAME = "quorum-checkpointer"
-GRACE_S = 60.0  # how long a checkpoint outlives its parent's deletion (bootkube's default grace period is 1 min)
 # host paths the checkpointer needs: the kubelet's directories, its credentials and the runtime's socket
 HOST_PATHS = {"kubernetes": ("/etc/kubernetes", "Directory", False),
               "kubelet-pki": ("/var/lib/kubelet/pki", "Directory", True),
@@ -34,7 +33,7 @@ def _env() -> list[dict]:
 def daemonset(image: str) -> dict:
     labels = {self_hosted.LABEL: NAME, "tier": "control-plane"}
     container = {"name": "checkpointer", "image": image, "imagePullPolicy": "Never",  # no registry: kind load
-                 "args": ["--grace", f"{GRACE_S:.0f}"], "env": _env(), "securityContext": {"privileged": True},
+                 "env": _env(), "securityContext": {"privileged": True},
                  "volumeMounts": [{"name": name, "mountPath": path, "readOnly": read_only}
                                   for name, (path, _, read_only) in HOST_PATHS.items()]}
     template = {"metadata": {"labels": labels, "annotations": {CHECKPOINT: "true"}},
@@ -73,7 +72,7 @@ def install(cluster: "KindTarget", image: str, say=lambda _: None) -> None:
     nodes = cluster.hosts("controller")
     self_hosted.wait_pivot(lambda: all(_in_place(cluster, node) for node in nodes),
                            "the checkpointer's own checkpoint active and the apiserver's saved on every control-plane "
-                           "node")
+                           "node", doing="installing the pod checkpointer")
 
 
 def remove(cluster: "KindTarget") -> None:
@@ -86,7 +85,7 @@ def remove(cluster: "KindTarget") -> None:
         raise ClusterError(f"deleting the checkpointer's DaemonSet: HTTP {response.status_code} {response.text[:300]}",
                            "kubectl -n kube-system get daemonset quorum-checkpointer says why")
     self_hosted.wait_pivot(lambda: cluster.api.request("GET", path, timeout=5.0).status_code == 404,
-                           "the checkpointer's DaemonSet gone")
+                           "the checkpointer's DaemonSet gone", doing="removing the checkpointer")
     for node in cluster.hosts("controller"):
         # the checkpointer's own checkpoint may still be acting: stop it first, then remove what is left
         cluster.exec(node, ["sh", "-c", f"cd {ACTIVE} && rm -f -- $(grep -l '{CHECKPOINT_OF}' -- *.json) && "
@@ -94,4 +93,4 @@ def remove(cluster: "KindTarget") -> None:
                                         f"rm -f -- $(grep -l '{CHECKPOINT_OF}' -- *.json 2>/dev/null) ; true"])
     self_hosted.wait_pivot(lambda: not any(checkpoints(cluster, node)["active"] or checkpoints(cluster, node)["inactive"]
                                            for node in cluster.hosts("controller")),
-                           "no checkpoint left on any control-plane node")
+                           "no checkpoint left on any control-plane node", doing="removing the checkpointer")

@@ -17,13 +17,14 @@ import requests
 import yaml
 
 from harness.backends.kind.static_pods import MANIFESTS
+from harness.checkpointer.manifest import CHECKPOINT
+from harness.clients.checkpoints import pod_ready
 from harness.errors import ClusterError, FaultError, FaultRefused
 from harness.wait import wait_for
 
 if TYPE_CHECKING:
     from harness.backends.kind.target import KindTarget
 
-CHECKPOINT = "checkpointer.alpha.coreos.com/checkpoint"
 BOOTSTRAP = "/etc/kubernetes/bootstrap-manifests"  # where the static manifests go once the pivot is done
 SELF_HOSTED = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 LABEL = "k8s-app"
@@ -92,17 +93,12 @@ def pods(cluster: "KindTarget", component: str) -> list[dict]:
     return response.json().get("items", []) if response.status_code == 200 else []
 
 
-def _ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in pod.get("status", {}).get("conditions") or [])
-
-
 def ready_nodes(cluster: "KindTarget", component: str) -> set[str]:
     """The nodes (kind container names) whose self-hosted pod of `component` is Ready."""
-    return {p["spec"].get("nodeName", "") for p in pods(cluster, component) if _ready(p)}
+    return {p["spec"].get("nodeName", "") for p in pods(cluster, component) if pod_ready(p)}
 
 
-def wait_pivot(predicate, what: str) -> None:
+def wait_pivot(predicate, what: str, doing: str = "the pivot to a self-hosted control plane") -> None:
     def answered() -> bool:  # an apiserver that goes away mid-pivot is a "not yet", not an error
         try:
             return predicate()
@@ -112,7 +108,7 @@ def wait_pivot(predicate, what: str) -> None:
     try:
         wait_for(answered, PIVOT_TIMEOUT_S, 2.0, what=what)
     except FaultError as error:
-        raise ClusterError(f"the pivot to a self-hosted control plane stopped: no {what} within "
+        raise ClusterError(f"{doing} stopped: no {what} within "
                            f"{PIVOT_TIMEOUT_S:.0f}s", "the kubelet's journal in the node (docker exec NODE journalctl "
                            "-u kubelet) and `kubectl -n kube-system get pods` say why") from error
 
