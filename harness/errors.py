@@ -12,6 +12,10 @@ class QuorumError(Exception):
         super().__init__(problem if not fix else f"{problem}\n  fix: {fix}")
 
 
+class Unsupported(QuorumError):
+    """The target lacks the capability an operation needs (harness/target/protocol.py)."""
+
+
 class ToolchainError(QuorumError):
     """A binary is missing, cannot be built, or has the wrong version."""
 

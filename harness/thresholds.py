@@ -310,3 +310,11 @@ def checkpoint_hand_back_s() -> float:
     kubelet learns its pods from the API and starts the parent (its timers: kind_node_rejoin_s), the apiserver starts,
     and the next pass deactivates the checkpoint, which the kubelet stops."""
     return kind_node_rejoin_s() + CHECKPOINTER_INTERVAL_S + KUBELET_MANIFEST_PICKUP_S
+
+
+def rollout_undo_s(grace_period_s: float) -> float:
+    """From `kubectl rollout undo` of a self-hosted DaemonSet until every pod runs the revision before and is Ready:
+    the DaemonSet controller deletes the new pods (stopped within their terminationGracePeriodSeconds), and the old
+    ones, which a surge update never stopped, are still Ready; plus one kubelet status period (KUBELET_STATUS_S) for the
+    controller to see the deletion through."""
+    return grace_period_s + KUBELET_STATUS_S

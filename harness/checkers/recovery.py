@@ -9,28 +9,32 @@ from harness.history import History
 
 @checker("recovery")
 def recovered_within(history: History, *, event: str, what: str, max_s: float, since: str = "start") -> Verdict:
-    """The first `event` after the last fault's start (since="start") or end (since="end") came within max_s.
-    The scenario records `event` when it first observes the recovered state (e.g. every node Ready)."""
-    if since not in ("start", "end"):
-        raise ValueError(f"since must be 'start' or 'end', not {since!r}")
+    """The first `event` after the last fault's start (since="start"), end (since="end") or the first event named
+    `since` after its start (an operator's action the scenario recorded) came within max_s. The scenario records
+    `event` when it first observes the recovered state (e.g. every node Ready)."""
     windows = history.fault_windows()
     if not windows:
         return Verdict("recovery", Status.UNKNOWN, "no fault was recorded, so there is nothing to recover from")
     start, end, fault = windows[-1]
-    origin = start if since == "start" else end
-    if origin is None:
-        return Verdict("recovery", Status.UNKNOWN, f"{fault.get('name')} was never healed")
+    if since == "start":
+        origin, named = start, "the fault's start"
+    elif since == "end":
+        origin, named = end, "the fault's end"
+        if origin is None:
+            return Verdict("recovery", Status.UNKNOWN, f"{fault.get('name')} was never healed")
+    else:
+        origin = next((e.t for e in history.events_of(since) if e.t >= start), None)
+        named = since
+        if origin is None:
+            return Verdict("recovery", Status.UNKNOWN, f"no {since} was recorded after the fault's start")
     seen = next((e for e in history.events_of(event) if e.t >= origin), None)
     if seen is None:
-        return Verdict("recovery", Status.FAIL, f"{what} was never observed after the fault's {since}",
-                       {"bound_s": max_s})
+        return Verdict("recovery", Status.FAIL, f"{what} was never observed after {named}", {"bound_s": max_s})
     took = seen.t - origin
     figures = {"recovered_after_s": round(took, 2), "bound_s": max_s}
     if took > max_s:
-        return Verdict("recovery", Status.FAIL, f"{what} {fmt(took)} after the fault's {since}, more than "
-                       f"{fmt(max_s)}", figures)
-    return Verdict("recovery", Status.PASS, f"{what} {fmt(took)} after the fault's {since} (bound {fmt(max_s)})",
-                   figures)
+        return Verdict("recovery", Status.FAIL, f"{what} {fmt(took)} after {named}, more than {fmt(max_s)}", figures)
+    return Verdict("recovery", Status.PASS, f"{what} {fmt(took)} after {named} (bound {fmt(max_s)})", figures)
 
 
 @checker("durability")

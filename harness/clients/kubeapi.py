@@ -48,7 +48,7 @@ class ApiClient:
         other.session.headers.update(self.session.headers)
         return other
 
-    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10.0,
+    def request(self, method: str, path: str, body: dict | list | None = None, timeout: float = 10.0,
                 content_type: str = "application/json") -> requests.Response:
         data = None if body is None else json.dumps(body)
         return self.session.request(method, self.endpoint + path, data=data, timeout=timeout,

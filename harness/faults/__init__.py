@@ -8,7 +8,8 @@ from harness.faults.sweep import heal_leftovers
 from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
+from harness.faults.rollout import Rollout
 
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
-           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "IsolateLeaseHolder"]
+           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "IsolateLeaseHolder", "Rollout"]

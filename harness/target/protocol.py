@@ -13,11 +13,12 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import QuorumError
+from harness.errors import Unsupported  # noqa: F401 - the protocol's error, defined beside QuorumError
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.network import InHostNetwork
 from harness.target.promises import ConfiguredPromises
+from harness.target.self_hosted import SelfHostedRecovery
 from harness.topology import Component
 
 if TYPE_CHECKING:
@@ -30,10 +31,6 @@ if TYPE_CHECKING:
     from harness.pki import Pair
 
 LEASES = ("kube-controller-manager", "kube-scheduler")  # the leader-elected components
-
-
-class Unsupported(QuorumError):
-    """The target lacks the capability an operation needs."""
 
 
 class HostRole:
@@ -57,7 +54,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(InHostNetwork, ConfiguredPromises, ABC):
+class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)

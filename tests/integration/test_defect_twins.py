@@ -54,6 +54,9 @@ CASES = [
     # a self-hosted control plane without its checkpointer: after the power loss nothing starts the apiserver
     ("kind-no-checkpointer", "scenarios/checkpointer/test_checkpointer.py", "loses_power",
      "the API answering through the LB was never observed after the fault's end"),
+    # one apiserver per node, updated in place: the bad flag's rollout stops the only apiserver first
+    ("kind-apiserver-in-place", "scenarios/checkpointer/test_self_hosted_update.py", "bad_flag_rolled_out",
+     "[availability: fail]"),
     ("kind-restart-never", "scenarios/static_pods/test_static_pods.py", "killed", "[recovery: fail]"),
     # one control plane whose static pods are never restarted: with no standby, nobody takes a paused or a killed
     # leader's lease over (the pause first: it is healed, the killed leader never returns)
@@ -109,10 +112,15 @@ OBJECTIVE_TWINS = {"slow-restart", "slow-leases", "lb-slow-checks", "etcd-slow-e
 PROVEN_ELSEWHERE = {
     "kind-no-checkpointer": "tests/integration/test_kind_self_hosted.py::"
                             "test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss",
+    "kind-apiserver-in-place": "tests/integration/test_kind_self_hosted.py::"
+                               "test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad_flag",
 }
 DEEP = {
     "kind-no-checkpointer": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
                             "checkpointer removed (test_kind_self_hosted.py); this builds the twin itself (~4 min)",
+    "kind-apiserver-in-place": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
+                               "DaemonSet updated in place and no PodDisruptionBudget (test_kind_self_hosted.py); this "
+                               "builds the twin itself (~4 min)",
     "kind-restart-never:leader_election": "no-leader-election fails the same two scenarios",
     "kind-restart-never:self_healing": "restart-never fails the same scenario; kind-restart-never:static_pods the "
                                        "same static-pod kill",

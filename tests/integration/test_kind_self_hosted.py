@@ -45,6 +45,10 @@ def test_the_control_plane_is_a_daemonset_and_deployments_and_only_etcd_stays_a_
         assert ready_nodes(self_hosted, component) == {self_hosted.container(node)}, component
     daemonset = self_hosted.api.request("GET", "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-apiserver").json()
     assert daemonset["spec"]["template"]["metadata"]["annotations"] == {CHECKPOINT: "true"}
+    # a new apiserver starts beside the old one, and no eviction takes the last one
+    assert daemonset["spec"]["updateStrategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
+    budget = self_hosted.api.request("GET", "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/kube-apiserver")
+    assert budget.status_code == 200 and budget.json()["spec"]["minAvailable"] == 1, budget.text[:300]
     flags = self_hosted.live_flags("kube-apiserver")[node]
     assert flags["--advertise-address"] == self_hosted.address(node) and flags["--permit-port-sharing"] == "true"
     # the leases are held by the self-hosted pods (the static ones, which held them first, are gone)
@@ -81,12 +85,12 @@ def test_holding_or_rewriting_the_flags_of_a_self_hosted_component_is_refused_by
     assert self_hosted.problems() == []
 
 
-def _checkpointer_suite(cluster, histories) -> tuple[int, str]:
+def _checkpointer_suite(cluster, histories, suite: str = "scenarios/checkpointer") -> tuple[int, str]:
     """`pytest scenarios/checkpointer` on this cluster (--keep-cluster), as a user would run it; exit code, output."""
     owner.release(cluster.run_dir)  # the suite's session claims the cluster while it runs
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "scenarios/checkpointer", "--backend=kind",
+            [sys.executable, "-m", "pytest", suite, "--backend=kind",
              f"--topology={cluster.run_dir / 'topology.yaml'}", "--keep-cluster", f"--run-dir={cluster.run_dir}",
              f"--history-dir={histories}", "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
             cwd=ROOT, capture_output=True, text=True, timeout=900)
@@ -95,11 +99,37 @@ def _checkpointer_suite(cluster, histories) -> tuple[int, str]:
     return result.returncode, result.stdout + result.stderr
 
 
-def test_the_checkpointer_suite_passes_after_a_power_loss_of_the_control_plane(self_hosted, tmp_path):
+def _reason(twin: str) -> str:
+    from tests.integration.test_defect_twins import CASES
+
+    return next(reason for name, _, _, reason in CASES if name == twin)
+
+
+def test_the_checkpointer_suite_passes_after_a_power_loss_and_a_bad_apiserver_update(self_hosted, tmp_path):
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories")
-    assert code == 0 and " passed" in output.splitlines()[-1], output[-4000:]
+    assert code == 0 and "2 passed" in output.splitlines()[-1], output[-4000:]
     histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
     assert "checkpointer.api-ready" in histories and "checkpointer.handed-back" in histories
+    assert "rollout.failing" in histories and "rollout.restored" in histories
+
+
+def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad_flag(self_hosted, tmp_path):
+    """The twin kind-apiserver-in-place on this cluster: its DaemonSet's update turned into the twin's (the old pod
+    stopped first) and its PodDisruptionBudget deleted, the update scenario fails for the twin's reason; its heal
+    repairs the DaemonSet (through the bootstrap apiserver when the API is gone)."""
+    from harness.backends.kind.self_hosted import update_strategy
+
+    api = self_hosted.api
+    strategy = {"spec": {"updateStrategy": update_strategy(in_place=True)}}
+    assert api.request("PATCH", "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-apiserver", strategy,
+                       content_type="application/merge-patch+json").status_code == 200
+    assert api.request("DELETE", "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/kube-apiserver"
+                       ).status_code == 200
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
+                                       "scenarios/checkpointer/test_self_hosted_update.py")
+    assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
+    assert _reason("kind-apiserver-in-place") in output, output[-4000:]
+    assert eventually(lambda: self_hosted.api.ready(), 60, 2.0)
 
 
 def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):
@@ -107,10 +137,8 @@ def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after
     the same scenario fails for the twin's reason (clusters/defects/kind-no-checkpointer.yaml re-proves it from its
     own build, nightly)."""
     from harness.backends.kind.checkpointer import remove
-    from tests.integration.test_defect_twins import CASES
 
     remove(self_hosted)
-    reason = next(reason for twin, _, _, reason in CASES if twin == "kind-no-checkpointer")
-    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories")
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories", "scenarios/checkpointer/test_checkpointer.py")
     assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
-    assert reason in output, output[-4000:]
+    assert _reason("kind-no-checkpointer") in output, output[-4000:]

@@ -34,9 +34,14 @@ SAMPLES = [Kill(component="kube-scheduler@c2"), Pause(component="kube-controller
            IsolateLeaseHolder(lease="kube-scheduler")]
 
 
+# faults that act through the Kubernetes API alone (target.api), which the fake's model does not serve: their own unit
+# tests (tests/unit/test_rollout_fault.py) and a real self-hosted kind cluster (test_kind_self_hosted.py) prove them
+THROUGH_THE_API = {"rollout"}
+
+
 def test_the_samples_cover_every_fault_quorum_ships():
     shipped = {name for name, cls in REGISTRY.items() if cls.__module__.startswith("harness.faults.")}
-    assert {fault.name for fault in SAMPLES} == shipped
+    assert {fault.name for fault in SAMPLES} == shipped - THROUGH_THE_API
 
 
 @pytest.mark.parametrize("fault", SAMPLES, ids=lambda f: f.name)

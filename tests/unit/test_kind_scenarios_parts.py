@@ -96,11 +96,16 @@ def test_recovery_never_seen_fails_and_without_a_fault_is_unknown():
     assert recovered_within(History(), event="kind.healthy", what="healthy", max_s=60.0).status is Status.UNKNOWN
 
 
-def test_recovery_since_anything_but_start_or_end_is_unknown_never_a_pass():
+def test_recovery_since_a_recorded_action_counts_from_it_and_without_one_is_unknown_never_a_pass():
     history = _faulted()
-    history.event("kind.healthy", t=12.5)
+    history.event("rollout.undo", t=14.0)
+    history.event("kind.healthy", t=20.5)
+    verdict = recovered_within(history, event="kind.healthy", what="healthy", max_s=7.0, since="rollout.undo")
+    assert verdict.status is Status.PASS and verdict.figures["recovered_after_s"] == 6.5, verdict
+    late = recovered_within(history, event="kind.healthy", what="healthy", max_s=6.0, since="rollout.undo")
+    assert late.status is Status.FAIL and "after rollout.undo, more than" in late.explanation
     verdict = recovered_within(history, event="kind.healthy", what="healthy", max_s=60.0, since="stop")
-    assert verdict.status is Status.UNKNOWN and "since must be 'start' or 'end'" in verdict.explanation
+    assert verdict.status is Status.UNKNOWN and "no stop was recorded" in verdict.explanation
 
 
 def test_an_object_is_kept_only_if_it_reads_back_the_same():

@@ -10,7 +10,9 @@ static scheduler: nothing would schedule them after)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import requests
@@ -59,15 +61,17 @@ def _pod_template(component: str, manifest: dict) -> dict:
             "spec": spec}
 
 
-def workload(component: str, manifest: dict, control_planes: int) -> dict:
-    """The DaemonSet (the apiserver) or Deployment (the others) that replaces a static pod."""
+def workload(component: str, manifest: dict, control_planes: int, in_place: bool = False) -> dict:
+    """The DaemonSet (the apiserver) or Deployment (the others) that replaces a static pod. The apiserver's update
+    starts each node's new pod beside the old one (maxSurge 1, maxUnavailable 0: two apiservers share the port),
+    so a new pod that never turns Ready leaves the old one serving (docs/checkpointer.md); `in_place` is the twin's
+    update, which stops the old pod first."""
     template = _pod_template(component, manifest)
     metadata = {"name": component, "namespace": "kube-system", "labels": {LABEL: component}}
     selector = {"matchLabels": {LABEL: component}}
     if component == "kube-apiserver":
         return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": metadata,
-                "spec": {"selector": selector, "template": template,
-                         "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}}}
+                "spec": {"selector": selector, "template": template, "updateStrategy": update_strategy(in_place)}}
     template["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}]}}
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
@@ -76,7 +80,23 @@ def workload(component: str, manifest: dict, control_planes: int) -> dict:
                      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}}}
 
 
+def update_strategy(in_place: bool = False) -> dict:
+    """The apiserver DaemonSet's: each node's new pod beside the old one, or (the twin's) the old one stopped first."""
+    rolling = {"maxUnavailable": 1, "maxSurge": 0} if in_place else {"maxUnavailable": 0, "maxSurge": 1}
+    return {"type": "RollingUpdate", "rollingUpdate": rolling}
+
+
+def disruption_budget(control_planes: int) -> dict:
+    """No eviction (a drain) may take the last apiserver, nor more than one of several at a time."""
+    limit = {"minAvailable": 1} if control_planes == 1 else {"maxUnavailable": 1}
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "kube-apiserver", "namespace": "kube-system"},
+            "spec": {**limit, "selector": {"matchLabels": {LABEL: "kube-apiserver"}}}}
+
+
 def _path(kind: str) -> str:
+    if kind == "PodDisruptionBudget":
+        return "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets"
     return "/apis/apps/v1/namespaces/kube-system/" + ("daemonsets" if kind == "DaemonSet" else "deployments")
 
 
@@ -128,7 +148,10 @@ def pivot(cluster: "KindTarget", say=lambda _: None) -> None:
     everywhere = {cluster.container(node) for node in nodes}
     manifests = {c: yaml.safe_load(cluster.exec(nodes[0], ["cat", f"{MANIFESTS}/{c}.yaml"])) for c in SELF_HOSTED}
     say("self-hosted: kube-apiserver as a DaemonSet beside the static pods")
-    create(cluster, workload("kube-apiserver", manifests["kube-apiserver"], len(nodes)))
+    in_place = cluster.topology.defects.apiserver_updated_in_place
+    create(cluster, workload("kube-apiserver", manifests["kube-apiserver"], len(nodes), in_place=in_place))
+    if not in_place:
+        create(cluster, disruption_budget(len(nodes)))
     wait_pivot(lambda: ready_nodes(cluster, "kube-apiserver") >= everywhere,
           "the self-hosted kube-apiserver Ready on every control-plane node")
     for node in nodes:
@@ -163,3 +186,25 @@ def refuse_manifest_fault(cluster: "KindTarget", component: str, what: str) -> N
         workload_kind = "DaemonSet" if component == "kube-apiserver" else "Deployment"
         raise FaultRefused(f"{what} {component} on a self-hosted control plane: it is a {workload_kind} pod, not a "
                            "static pod whose manifest Quorum can move or rewrite (not built yet: issue #23)")
+
+
+@contextlib.contextmanager
+def bootstrap_apiserver(cluster: "KindTarget") -> Iterator[None]:
+    """The bootstrap static apiserver back in the kubelet's directory on every control-plane node while the block
+    runs (it shares the port with the self-hosted one), then retired again: bootkube's recovery of an API that a
+    bad update of the self-hosted apiserver took away."""
+    nodes = cluster.hosts("controller")
+    for node in nodes:
+        cluster.exec(node, ["sh", "-c", f"test -e {MANIFESTS}/kube-apiserver.yaml || "
+                                        f"cp {BOOTSTRAP}/kube-apiserver.yaml {MANIFESTS}/kube-apiserver.yaml"])
+    try:
+        wait_pivot(lambda: any(cluster.apiserver_ready(node) for node in nodes), "apiserver answering",
+                   doing="starting the bootstrap apiserver")
+        yield
+    finally:
+        for node in nodes:
+            cluster.exec(node, ["rm", "-f", f"{MANIFESTS}/kube-apiserver.yaml"])
+        for node in nodes:
+            wait_pivot(lambda: _mirror_gone(cluster, node, "kube-apiserver") and cluster.apiserver_ready(node),
+                       f"the bootstrap kube-apiserver gone from {node} and the self-hosted one serving there",
+                       doing="retiring the bootstrap apiserver")

@@ -29,7 +29,7 @@ from harness.net.netns import assert_local
 from harness.pki import Pair
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
-from harness.target.protocol import HostRole, Target, component_name
+from harness.target.protocol import HostRole, Target, Unsupported, component_name
 from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s,
                                 held_manifest_return_s,
                                 kind_partition_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
@@ -72,6 +72,12 @@ class KindTarget(Target):
         return frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
                           Capability.SHAPE, Capability.NODE_POWER, Capability.PODS, Capability.STATIC_PODS,
                           Capability.SELF_HOSTED})
+
+    def bootstrap_apiserver(self):
+        if not self.topology.kind.self_hosted:
+            raise Unsupported(f"{self.name}'s apiservers are kubeadm's static pods: there is no bootstrap apiserver "
+                              "to bring back", "use a topology with kind.self_hosted: true")
+        return self_hosted.bootstrap_apiserver(self)
 
     # ---- identity ------------------------------------------------------------------------------
 

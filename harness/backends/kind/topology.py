@@ -37,6 +37,9 @@ class KindDefects(Strict):
     no_checkpointer: bool = Field(
         False, description="a self-hosted control plane without its pod checkpointer: after a power loss of every "
                            "control-plane node nothing starts the apiserver")
+    apiserver_updated_in_place: bool = Field(
+        False, description="one self-hosted apiserver per node: its DaemonSet's update stops the old pod before the "
+                           "new one runs (maxUnavailable 1, no surge) and no PodDisruptionBudget guards it")
 
 
 class KindTopology(Strict):
@@ -68,6 +71,9 @@ class KindTopology(Strict):
     def _defects_fit_the_cluster(self) -> "KindTopology":
         if self.defects.no_checkpointer and not self.kind.self_hosted:
             raise ValueError("defects.no_checkpointer leaves out the checkpointer of a self-hosted control plane, but "
+                             "kind.self_hosted is false: set it or drop the defect")
+        if self.defects.apiserver_updated_in_place and not self.kind.self_hosted:
+            raise ValueError("defects.apiserver_updated_in_place changes how a self-hosted apiserver is updated, but "
                              "kind.self_hosted is false: set it or drop the defect")
         if self.defects.worker_link_mbit and not self.kind.workers:
             raise ValueError("defects.worker_link_mbit throttles the workers' links, but kind.workers is 0: "

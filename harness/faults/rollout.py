@@ -1,0 +1,78 @@
+"""A change of flags rolled out to a self-hosted control-plane DaemonSet, as an upgrade does: the DaemonSet's own
+update strategy replaces each node's pod. Heal is what an operator does: `kubectl rollout undo` to the revision
+before; when the change took the API away for good, through the bootstrap apiserver (Target.bootstrap_apiserver),
+as bootkube's recovery does. docs/checkpointer.md says why two apiservers per node keep the API up."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from harness.clients import rollout
+from harness.errors import FaultError
+from harness.faults.base import Fault, wait_for
+from harness.target.capabilities import Capability
+from harness.target.protocol import Target
+
+UNDO_TRIES_S = 30.0  # kubectl rollout undo retried this long before the bootstrap apiserver is brought back
+# the DaemonSet back on its revision with every pod Ready: a pod's graceful stop (its 30 s terminationGracePeriod)
+# and an apiserver's start-up (thresholds.APISERVER_STARTUP_S) with margin
+RESTORED_S = 120.0
+
+
+@dataclass
+class Rollout(Fault):
+    """Add `add` (flag -> value) to the command of `daemonset`'s pods, rolled out by the DaemonSet's update."""
+
+    name = "rollout"
+    requires = (Capability.SELF_HOSTED,)
+    daemonset: str = "kube-apiserver"
+    add: dict[str, str] = field(default_factory=dict)
+
+    def plan(self, target: Target) -> None:
+        if not self.add or any(not flag.startswith("--") for flag in self.add):
+            raise FaultError(f"rollout of {self.daemonset} was given no flags or a flag without '--': {self.add}",
+                             "give flags as --name: value")
+        workload = rollout.daemonset(target.api, self.daemonset)
+        if workload is None:
+            raise KeyError(f"no DaemonSet kube-system/{self.daemonset} answers through the API")
+        self.captured.update(command=rollout.command(workload), revision=rollout.revision(target.api, workload))
+
+    def act(self, target: Target) -> None:
+        rollout.set_command(target.api, self.daemonset,
+                            self.captured["command"] + [f"{flag}={value}" for flag, value in self.add.items()])
+
+    def undo(self, target: Target) -> None:
+        """Idempotent: an undo to the captured revision when the DaemonSet runs anything else; then every pod back
+        on it and Ready."""
+        problem = self._undo(target)
+        if problem is not None:
+            with target.bootstrap_apiserver():
+                problem = self._undo(target, tries_s=RESTORED_S)
+                if problem is not None:
+                    raise FaultError(f"kubectl rollout undo of {self.daemonset} failed through the bootstrap apiserver "
+                                     f"too: {problem}", "kubectl -n kube-system rollout history daemonset/"
+                                                        f"{self.daemonset} shows its revisions")
+                self._wait_restored(target)
+        self._wait_restored(target)
+
+    def _undo(self, target: Target, tries_s: float = UNDO_TRIES_S) -> str | None:
+        deadline, problem = time.monotonic() + tries_s, "the API did not answer"
+        while time.monotonic() < deadline:
+            workload = rollout.daemonset(target.api, self.daemonset)
+            if workload is not None:
+                if rollout.command(workload) == self.captured["command"]:
+                    return None  # never changed, or undone already
+                problem = rollout.kubectl_rollout_undo(str(target.admin_kubeconfig), self.daemonset,
+                                                       self.captured["revision"])
+                if problem is None:
+                    return None
+            time.sleep(2.0)
+        return problem
+
+    def _wait_restored(self, target: Target) -> None:
+        def restored() -> bool:
+            seen = rollout.pods(target.api, self.daemonset)
+            return seen is not None and seen.running(self.captured["command"])
+
+        wait_for(restored, RESTORED_S, 2.0, what=f"every {self.daemonset} pod back on its revision and Ready")
