@@ -56,8 +56,8 @@ class Rollout(Fault):
                 self._wait_restored(target)
         self._wait_restored(target)
 
-    def _undo(self, target: Target, tries_s: float = UNDO_TRIES_S) -> str | None:
-        deadline, problem = time.monotonic() + tries_s, "the API did not answer"
+    def _undo(self, target: Target, tries_s: float | None = None) -> str | None:
+        deadline, problem = time.monotonic() + (UNDO_TRIES_S if tries_s is None else tries_s), "the API did not answer"
         while time.monotonic() < deadline:
             workload = rollout.daemonset(target.api, self.daemonset)
             if workload is not None:

@@ -23,6 +23,7 @@ from harness.backends import registry
 from harness.backends.docker import hosts as docker_backend
 from harness.backends.docker.engine import client
 from harness.backends.kind import cluster as kind
+from harness.backends.kind import defects
 from harness.backends.kind.pod_bandwidth import pod_to_pod
 from harness.backends.kind.static_pods import MANIFESTS
 from harness.backends.kind.target import KindTarget
@@ -30,6 +31,7 @@ from harness.errors import FaultError
 from harness.faults import Nemesis, NodePause, Stop
 from harness.faults.sweep import heal_cluster
 from harness.history import History
+from harness.net import shaping
 from harness.backends.kind.topology import load_kind_topology
 from harness.components.systemd_keeper import SystemdUnits
 from harness.components.systemd_unit import UnitUnreadable, parse_show, show_command
@@ -500,10 +502,11 @@ def test_conformance_passes_on_kind(kind_cluster, tmp_path):
     """The conformance checks read the live command lines inside the nodes and ask each apiserver directly. With
     Quorum's kubeadm patches (harness/backends/kind/cluster.py:hardening_patch) kind's control plane keeps every
     invariant they judge, as the process backend's does; the two that read files Quorum writes skip with the
-    reason. The twin with kubeadm's defaults fails exactly two (test_defect_twins.py)."""
+    reason, and the three of a self-hosted control plane skip too. The twin with kubeadm's defaults fails exactly two
+    (test_defect_twins.py)."""
     output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/conformance")
     summary = output.splitlines()[-1]
-    assert "17 passed" in summary and "2 skipped" in summary and "failed" not in summary, output[-4000:]
+    assert "17 passed" in summary and "5 skipped" in summary and "failed" not in summary, output[-4000:]
 
 
 def _kubelet_answers(address: str) -> bool:
@@ -531,6 +534,51 @@ def test_a_paused_worker_is_frozen_until_the_nemesis_heals_it(kind_cluster):
         assert client().container.inspect(cluster.container(worker)).state.paused
         assert not _kubelet_answers(address), f"the kubelet of paused {worker} still answers"
     assert _wait(lambda: _kubelet_answers(address), 30, "the kubelet to answer again after the heal")
+
+
+def _reason(twin: str) -> str:
+    from tests.integration.test_defect_twins import CASES
+
+    return next(reason for name, _, _, reason in CASES if name == twin)
+
+
+def _twin_defect(twin: str):
+    return load_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml").defects
+
+
+def test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario(kind_cluster, tmp_path):
+    """The twin kind-lb-no-health-check on this cluster (its own build is the nightly re-proof): the load balancer's
+    health checks removed as the twin's build removes them, the scenario that takes one apiserver away fails for the
+    twin's reason; then the checks are back (the alone phase's suites judge this cluster after the lanes)."""
+    assert _twin_defect("kind-lb-no-health-check").lb_without_health_checks
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    balancer = f"{cluster.kind_name}-external-load-balancer"
+    checked = client().container.execute(balancer, ["cat", defects.LB_CDS])
+    cluster.replace_file(balancer, defects.LB_CDS, defects.without_health_checks(checked))
+    try:
+        output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/static_pods/test_static_pods.py",
+                                 "-k", "corrupted", passing=False)
+    finally:
+        cluster.replace_file(balancer, defects.LB_CDS, checked)
+    assert _reason("kind-lb-no-health-check") in output, output[-4000:]
+
+
+def test_the_same_cluster_with_its_workers_links_throttled_fails_the_pod_bandwidth_floor(kind_cluster, tmp_path):
+    """The twin kind-slow-pod-network on this cluster (its own build is the nightly re-proof): every worker's link
+    throttled as the twin's build throttles it, the pod-to-pod scenario fails for the twin's reason; then the links
+    are back to their default qdisc."""
+    rate = _twin_defect("kind-slow-pod-network").worker_link_mbit
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    workers = cluster.hosts("worker")
+    try:
+        for worker in workers:
+            cluster.exec(worker, shaping.tbf("eth0", rate, burst_kb=512))
+        output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/bandwidth/test_pod_bandwidth.py",
+                                 passing=False)
+    finally:
+        for worker in workers:
+            cluster.exec(worker, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+    assert _reason("kind-slow-pod-network") in output, output[-4000:]
 
 
 @pytest.mark.alone  # the cluster's last test, also when the lanes hand it to the alone phase (it takes it down)

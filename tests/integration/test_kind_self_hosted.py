@@ -113,16 +113,25 @@ def test_the_checkpointer_suite_passes_after_a_power_loss_and_a_bad_apiserver_up
     assert "rollout.failing" in histories and "rollout.restored" in histories
 
 
+def test_the_self_hosted_conformance_checks_pass(self_hosted, tmp_path):
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories", "scenarios/conformance/test_self_hosted.py")
+    assert code == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
+
+
 def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad_flag(self_hosted, tmp_path):
     """The twin kind-apiserver-in-place on this cluster: its DaemonSet's update turned into the twin's (the old pod
     stopped first) and its PodDisruptionBudget deleted, the update scenario fails for the twin's reason; its heal
     repairs the DaemonSet (through the bootstrap apiserver when the API is gone)."""
-    from harness.backends.kind.self_hosted import update_strategy
+    from harness.backends.kind.self_hosted import create, disruption_budget, update_strategy
 
     api = self_hosted.api
-    strategy = {"spec": {"updateStrategy": update_strategy(in_place=True)}}
-    assert api.request("PATCH", "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-apiserver", strategy,
-                       content_type="application/merge-patch+json").status_code == 200
+
+    def update_in_place(yes: bool) -> None:
+        strategy = {"spec": {"updateStrategy": update_strategy(in_place=yes)}}
+        assert api.request("PATCH", "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-apiserver", strategy,
+                           content_type="application/merge-patch+json").status_code == 200
+
+    update_in_place(True)
     assert api.request("DELETE", "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/kube-apiserver"
                        ).status_code == 200
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
@@ -130,6 +139,12 @@ def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad
     assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
     assert _reason("kind-apiserver-in-place") in output, output[-4000:]
     assert eventually(lambda: self_hosted.api.ready(), 60, 2.0)
+    # and the conformance check that names the defect fails, only that one
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "conformance", "scenarios/conformance/test_self_hosted.py")
+    assert code == 1 and "1 failed, 2 passed" in output.splitlines()[-1], output[-4000:]
+    assert "DaemonSet stops an apiserver before its successor is Ready" in output, output[-4000:]
+    update_in_place(False)  # the reference again, for the last twin's checks
+    create(self_hosted, disruption_budget(1))
 
 
 def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):
@@ -139,6 +154,9 @@ def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after
     from harness.backends.kind.checkpointer import remove
 
     remove(self_hosted)
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "conformance", "scenarios/conformance/test_self_hosted.py")
+    assert code == 1 and "1 failed, 2 passed" in output.splitlines()[-1], output[-4000:]
+    assert "control-plane nodes without a running pod checkpointer" in output, output[-4000:]
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories", "scenarios/checkpointer/test_checkpointer.py")
     assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
     assert _reason("kind-no-checkpointer") in output, output[-4000:]

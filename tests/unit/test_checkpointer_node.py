@@ -197,3 +197,21 @@ def test_a_runtime_that_prints_no_pod_list_is_a_node_error_not_a_crash(tmp_path)
     crictl.write_text("#!/bin/sh\nexit 1\n")
     with pytest.raises(NodeError, match="exited 1"):
         Runtime(str(crictl), "unix:///run/containerd/containerd.sock").sandboxes()
+
+
+def test_a_self_hosted_pods_restarts_while_the_api_is_away_are_unknown_not_a_traceback():
+    """`quorum status` during a power loss of a self-hosted control plane: the API's TLS handshake fails (seen: an
+    SSLEOFError through the LB), so the restarts are unknown ('?'), not a crash of the command."""
+    import types
+
+    import requests
+
+    from harness.backends.kind import self_hosted
+
+    class Away:
+        def request(self, *args, **kwargs):
+            raise requests.exceptions.SSLError("EOF occurred in violation of protocol")
+
+    cluster = types.SimpleNamespace(api=Away(), container=lambda node: f"quorum-x-{node}")
+    assert self_hosted.pods(cluster, "kube-apiserver") == []
+    assert self_hosted.restarts(cluster, "kube-apiserver", "control-plane") is None

@@ -108,8 +108,12 @@ def create(cluster: "KindTarget", body: dict) -> None:
 
 
 def pods(cluster: "KindTarget", component: str) -> list[dict]:
-    response = cluster.api.request("GET", f"/api/v1/namespaces/kube-system/pods?labelSelector={LABEL}%3D{component}",
-                                   timeout=10.0)
+    """The component's self-hosted pods; none while the API does not answer (a power loss, a bad update)."""
+    try:
+        response = cluster.api.request("GET", f"/api/v1/namespaces/kube-system/pods?labelSelector={LABEL}%3D{component}",
+                                       timeout=10.0)
+    except requests.RequestException:
+        return []
     return response.json().get("items", []) if response.status_code == 200 else []
 
 
