@@ -32,18 +32,27 @@ def pod_ready(pod: dict) -> bool:
                for c in pod.get("status", {}).get("conditions") or [])
 
 
-def view(api: ApiClient, component: str = "kube-apiserver", namespace: str = "kube-system") -> Checkpointed | None:
-    """None when the API does not answer."""
+def namespace_pods(api: ApiClient, namespace: str = "kube-system") -> list[dict] | None:
+    """Every pod of the namespace; None when the API does not answer."""
     try:
         response = api.get(f"/api/v1/namespaces/{namespace}/pods", timeout=5.0)
     except requests.RequestException:
         return None
-    if response.status_code != 200:
+    return response.json().get("items", []) if response.status_code == 200 else None
+
+
+def parents(pods: list[dict], component: str) -> list[dict]:
+    """The self-hosted workload's own pods among `pods` (labelled k8s-app=component), not the checkpoints of them."""
+    return [p for p in pods if (p["metadata"].get("labels") or {}).get(LABEL) == component
+            and CHECKPOINT_OF not in (p["metadata"].get("annotations") or {})]
+
+
+def view(api: ApiClient, component: str = "kube-apiserver", namespace: str = "kube-system") -> Checkpointed | None:
+    """None when the API does not answer."""
+    pods = namespace_pods(api, namespace)
+    if pods is None:
         return None
-    pods = response.json().get("items", [])
-    parents = {p["metadata"]["name"]: p for p in pods
-               if (p["metadata"].get("labels") or {}).get(LABEL) == component
-               and CHECKPOINT_OF not in (p["metadata"].get("annotations") or {})}
-    checkpoints = {p.get("spec", {}).get("nodeName", "") for p in pods
-                   if (p["metadata"].get("annotations") or {}).get(CHECKPOINT_OF) in parents}
-    return Checkpointed({p.get("spec", {}).get("nodeName", ""): pod_ready(p) for p in parents.values()}, checkpoints)
+    own = {p["metadata"]["name"]: p for p in parents(pods, component)}
+    running = {p.get("spec", {}).get("nodeName", "") for p in pods
+               if (p["metadata"].get("annotations") or {}).get(CHECKPOINT_OF) in own}
+    return Checkpointed({p.get("spec", {}).get("nodeName", ""): pod_ready(p) for p in own.values()}, running)

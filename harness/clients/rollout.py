@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import requests
 
-from harness.checkpointer.manifest import CHECKPOINT_OF
-from harness.clients.checkpoints import LABEL, pod_ready
+from harness.clients import checkpoints
+from harness.clients.checkpoints import pod_ready
 from harness.clients.kubeapi import ApiClient
 from harness.toolchain.cache import BinaryCache
 from harness.toolchain.versions import KUBERNETES_DEFAULT
@@ -80,20 +80,16 @@ class Pods:
 
 def pods(api: ApiClient, component: str) -> Pods | None:
     """None when the API does not answer."""
-    try:
-        response = api.get(f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector={LABEL}%3D{component}", timeout=5.0)
-    except requests.RequestException:
-        return None
-    if response.status_code != 200:
-        return None
-    return Pods([p for p in response.json().get("items", [])
-                 if CHECKPOINT_OF not in (p["metadata"].get("annotations") or {})])
+    every = checkpoints.namespace_pods(api, NAMESPACE)
+    return None if every is None else Pods(checkpoints.parents(every, component))
 
 
 def kubectl_rollout_undo(kubeconfig: str, name: str, to_revision: int, timeout: float = 20.0) -> str | None:
     """`kubectl rollout undo daemonset/NAME --to-revision=N` as an operator runs it; None when it worked, else why
     not (what kubectl printed)."""
     binary = BinaryCache().binary_path("kubectl", KUBERNETES_DEFAULT)
+    if not binary.exists():
+        return f"no kubectl {KUBERNETES_DEFAULT} at {binary}: run `quorum toolchain install`"
     try:
         result = subprocess.run([str(binary), f"--kubeconfig={kubeconfig}", f"--request-timeout={timeout:.0f}s",
                                  "-n", NAMESPACE, "rollout", "undo", f"daemonset/{name}", f"--to-revision={to_revision}"],

@@ -5,6 +5,7 @@ as bootkube's recovery does. docs/checkpointer.md says why two apiservers per no
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -14,9 +15,10 @@ from harness.faults.base import Fault, wait_for
 from harness.target.capabilities import Capability
 from harness.target.protocol import Target
 
+FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*")
 UNDO_TRIES_S = 30.0  # kubectl rollout undo retried this long before the bootstrap apiserver is brought back
 # the DaemonSet back on its revision with every pod Ready: a pod's graceful stop (its 30 s terminationGracePeriod)
-# and an apiserver's start-up (thresholds.APISERVER_STARTUP_S) with margin
+# and an apiserver's start-up (thresholds.STARTUP_ALLOWANCE_S) with margin
 RESTORED_S = 120.0
 
 
@@ -30,9 +32,9 @@ class Rollout(Fault):
     add: dict[str, str] = field(default_factory=dict)
 
     def plan(self, target: Target) -> None:
-        if not self.add or any(not flag.startswith("--") for flag in self.add):
-            raise FaultError(f"rollout of {self.daemonset} was given no flags or a flag without '--': {self.add}",
-                             "give flags as --name: value")
+        if not self.add or any(not FLAG.fullmatch(flag) or "\n" in str(value) for flag, value in self.add.items()):
+            raise FaultError(f"rollout of {self.daemonset} was given no flags, or one that is not a flag: {self.add}",
+                             "give flags as --name: value (lower-case letters, digits and dashes; one-line values)")
         workload = rollout.daemonset(target.api, self.daemonset)
         if workload is None:
             raise KeyError(f"no DaemonSet kube-system/{self.daemonset} answers through the API")

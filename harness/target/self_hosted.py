@@ -3,19 +3,16 @@ a change to the self-hosted apiserver took the API away. Part of the Target (har
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 
 from harness.errors import Unsupported
 
 
 class SelfHostedRecovery:
-    @contextlib.contextmanager
-    def bootstrap_apiserver(self) -> Iterator[None]:
+    def bootstrap_apiserver(self) -> AbstractContextManager[None]:
         """While the block runs, the bootstrap apiserver (a static pod, as at the cluster's first start) serves
         beside the self-hosted one on every control-plane node: the API is back whatever the self-hosted workload's
         spec says, so it can be repaired through the API. Ends with the bootstrap apiserver gone again."""
         raise Unsupported(f"the {type(self).backend_name()} backend has no bootstrap apiserver to bring back",
                           "repair the apiserver's workload by hand (bootkube's recovery: its static manifest back in "
                           "the kubelet's directory)")
-        yield  # pragma: no cover - makes this a generator

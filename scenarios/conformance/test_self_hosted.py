@@ -5,8 +5,8 @@ stops the last apiserver (a new pod beside the old one, and a PodDisruptionBudge
 
 import pytest
 
-from harness.checkpointer.manifest import CHECKPOINT, CHECKPOINT_OF
-from harness.clients.checkpoints import LABEL
+from harness.checkpointer.manifest import CHECKPOINT
+from harness.clients.checkpoints import LABEL, parents
 from harness.target.capabilities import Capability
 
 pytestmark = [pytest.mark.conformance, pytest.mark.requires(Capability.SELF_HOSTED)]
@@ -24,8 +24,7 @@ def _get(cluster, path: str) -> dict:
 
 def _pods(cluster, app: str) -> list[dict]:
     """The pods of a self-hosted workload, not the checkpoints of them."""
-    items = _get(cluster, f"{NAMESPACE}/pods?labelSelector={LABEL}%3D{app}")["items"]
-    return [p for p in items if CHECKPOINT_OF not in (p["metadata"].get("annotations") or {})]
+    return parents(_get(cluster, f"{NAMESPACE}/pods")["items"], app)
 
 
 def _control_plane_nodes(cluster) -> set[str]:

@@ -83,8 +83,15 @@ def test_a_heal_before_the_fault_acted_changes_nothing_and_the_journal_record_re
     assert isinstance(again, Rollout) and again.captured == fault.captured and again.add == {"--v": "4"}
 
 
-@pytest.mark.parametrize("add", [{}, {"v": "4"}])
+@pytest.mark.parametrize("add", [{}, {"v": "4"}, {"--v; rm -rf /": "4"}, {"--v": "4\n--x=1"}])
 def test_a_rollout_without_proper_flags_is_refused_before_it_acts(state, add):
     with pytest.raises(FaultError, match="give flags as --name: value"):
         Rollout(add=add).plan(state)
     assert state.command == BEFORE
+
+
+def test_a_target_without_a_bootstrap_apiserver_says_so_when_the_heal_needs_one(fake):
+    from harness.errors import Unsupported
+
+    with pytest.raises(Unsupported, match="the fake backend has no bootstrap apiserver to bring back"):
+        fake.bootstrap_apiserver()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import tempfile
+from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlparse
@@ -73,7 +74,7 @@ class KindTarget(Target):
                           Capability.SHAPE, Capability.NODE_POWER, Capability.PODS, Capability.STATIC_PODS,
                           Capability.SELF_HOSTED})
 
-    def bootstrap_apiserver(self):
+    def bootstrap_apiserver(self) -> AbstractContextManager[None]:
         if not self.topology.kind.self_hosted:
             raise Unsupported(f"{self.name}'s apiservers are kubeadm's static pods: there is no bootstrap apiserver "
                               "to bring back", "use a topology with kind.self_hosted: true")
