@@ -3,9 +3,11 @@ it, then `quorum up` pivots kube-apiserver to a DaemonSet and the controller-man
 (harness/backends/kind/self_hosted.py). What the checkpointer scenarios stand on: only etcd is left a static pod,
 the self-hosted pods hold the leases, the kind target finds and signals them, and the kubelet restarts a killed
 self-hosted apiserver; holds and flag overrides, which rewrite static manifests, are refused by name. The pod
-checkpointer keeps its own checkpoint active and the apiserver's saved, and the checkpointer suite's power loss
-passes on this cluster; then, with the checkpointer removed, the same scenario fails for its twin's reason (CI builds
-one self-hosted cluster for both; test_defect_twins.py re-proves it on the twin's own build, nightly)."""
+checkpointer keeps its own checkpoint active and the apiserver's saved; the checkpointer suite (a power loss, a bad
+flag rolled out to the apiservers) and the self-hosted conformance checks pass on this cluster. Then it is turned into
+two twins in turn, and the same scenarios and checks fail for each twin's reason: its apiserver updated in place with
+no PodDisruptionBudget (kind-apiserver-in-place), then its checkpointer removed (kind-no-checkpointer). CI builds one
+self-hosted cluster for all of it; test_defect_twins.py re-proves each twin on its own build, nightly."""
 
 import subprocess
 import sys
