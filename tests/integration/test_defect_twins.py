@@ -116,8 +116,6 @@ PROVEN_ELSEWHERE = {
                                "test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad_flag",
     "kind-lb-no-health-check": "tests/integration/test_kind_cluster.py::"
                                "test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario",
-    "kind-slow-pod-network": "tests/integration/test_kind_cluster.py::"
-                             "test_the_same_cluster_with_its_workers_links_throttled_fails_the_pod_bandwidth_floor",
 }
 DEEP = {
     "kind-no-checkpointer": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
@@ -128,8 +126,6 @@ DEEP = {
     "kind-lb-no-health-check": "CI proves the same scenario failing for the same reason on the kind module's cluster "
                                "with its load balancer's health checks removed (test_kind_cluster.py); this builds "
                                "the twin itself (~3 min)",
-    "kind-slow-pod-network": "CI proves the same scenario failing for the same reason on the kind module's cluster with "
-                             "its workers' links throttled (test_kind_cluster.py); this builds the twin itself (~1.5 min)",
     "kind-restart-never:leader_election": "no-leader-election fails the same two scenarios",
     "kind-restart-never:self_healing": "restart-never fails the same scenario; kind-restart-never:static_pods the "
                                        "same static-pod kill",

@@ -31,7 +31,6 @@ from harness.errors import FaultError
 from harness.faults import Nemesis, NodePause, Stop
 from harness.faults.sweep import heal_cluster
 from harness.history import History
-from harness.net import shaping
 from harness.backends.kind.topology import load_kind_topology
 from harness.components.systemd_keeper import SystemdUnits
 from harness.components.systemd_unit import UnitUnreadable, parse_show, show_command
@@ -561,24 +560,6 @@ def test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted
     finally:
         cluster.replace_file(balancer, defects.LB_CDS, checked)
     assert _reason("kind-lb-no-health-check") in output, output[-4000:]
-
-
-def test_the_same_cluster_with_its_workers_links_throttled_fails_the_pod_bandwidth_floor(kind_cluster, tmp_path):
-    """The twin kind-slow-pod-network on this cluster (its own build is the nightly re-proof): every worker's link
-    throttled as the twin's build throttles it, the pod-to-pod scenario fails for the twin's reason; then the links
-    are back to their default qdisc."""
-    rate = _twin_defect("kind-slow-pod-network").worker_link_mbit
-    cluster = KindTarget(Path(kind_cluster.state.run_dir))
-    workers = cluster.hosts("worker")
-    try:
-        for worker in workers:
-            cluster.exec(worker, shaping.tbf("eth0", rate, burst_kb=512))
-        output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/bandwidth/test_pod_bandwidth.py",
-                                 passing=False)
-    finally:
-        for worker in workers:
-            cluster.exec(worker, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
-    assert _reason("kind-slow-pod-network") in output, output[-4000:]
 
 
 @pytest.mark.alone  # the cluster's last test, also when the lanes hand it to the alone phase (it takes it down)
