@@ -134,19 +134,21 @@ def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad
                            content_type="application/merge-patch+json").status_code == 200
 
     update_in_place(True)
-    assert api.request("DELETE", "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/kube-apiserver"
-                       ).status_code == 200
-    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
-                                       "scenarios/checkpointer/test_self_hosted_update.py")
-    assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
-    assert _reason("kind-apiserver-in-place") in output, output[-4000:]
-    assert eventually(lambda: self_hosted.api.ready(), 60, 2.0)
-    # and the conformance check that names the defect fails, only that one
-    code, output = _checkpointer_suite(self_hosted, tmp_path / "conformance", "scenarios/conformance/test_self_hosted.py")
-    assert code == 1 and "1 failed, 2 passed" in output.splitlines()[-1], output[-4000:]
-    assert "DaemonSet stops an apiserver before its successor is Ready" in output, output[-4000:]
-    update_in_place(False)  # the reference again, for the last twin's checks
-    create(self_hosted, disruption_budget(1))
+    try:
+        assert api.request("DELETE", "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/kube-apiserver"
+                           ).status_code == 200
+        code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
+                                           "scenarios/checkpointer/test_self_hosted_update.py")
+        assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
+        assert _reason("kind-apiserver-in-place") in output, output[-4000:]
+        assert eventually(lambda: self_hosted.api.ready(), 60, 2.0)
+        # and the conformance check that names the defect fails, only that one
+        code, output = _checkpointer_suite(self_hosted, tmp_path / "conformance", "scenarios/conformance/test_self_hosted.py")
+        assert code == 1 and "1 failed, 2 passed" in output.splitlines()[-1], output[-4000:]
+        assert "DaemonSet stops an apiserver before its successor is Ready" in output, output[-4000:]
+    finally:  # the reference again, for the last twin's checks, whatever failed above
+        update_in_place(False)
+        create(self_hosted, disruption_budget(1))
 
 
 def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):
