@@ -68,6 +68,9 @@ def main() -> None:
         try:
             for rate in (20, 50, 100):
                 rows.append(measure(ApiProber, cluster, rate, args.seconds))
+            for rate in (20, 50):  # fresh_api_prober: a new connection (TCP and TLS) per request, as kubectl opens
+                rows.append({**measure(ApiProber, cluster, rate, args.seconds, workers=2, fresh=2),
+                             "monitor": "api (new connections)"})
             for rate in (20, 100):
                 rows.append(measure(EtcdWriter, cluster, rate, args.seconds))
             history = History()

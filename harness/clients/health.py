@@ -7,15 +7,18 @@ import socket
 import requests
 import urllib3
 
+from harness.clients.tls import CachedContextAdapter
 from harness.components.base import HealthProbe
 
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # self-signed component serving certs
 
 
 def session() -> requests.Session:
-    """A session that ignores REQUESTS_CA_BUNDLE & co. (they would override the cluster CA; GOTCHAS.md)."""
+    """A session that ignores REQUESTS_CA_BUNDLE & co. (they would override the cluster CA; GOTCHAS.md), and builds
+    one TLS context per credential instead of one per connection (harness/clients/tls.py)."""
     s = requests.Session()
     s.trust_env = False
+    s.mount("https://", CachedContextAdapter())
     return s
 
 
