@@ -141,7 +141,7 @@ def test_with_the_bridge_gone_traffic_to_a_host_fails_locally_at_once(tmp_path):
             cluster.ensure_local()
 
 
-@pytest.mark.alone  # quorum down --all would tear down the other lanes' clusters
+@pytest.mark.alone  # quorum down --all would tear down the other lane's clusters
 def test_down_all_removes_a_crashed_run(tmp_path):
     cluster = registry.get("process").up(CLUSTERS / "single.yaml", tmp_path / "run")
     run_id = cluster.run_id

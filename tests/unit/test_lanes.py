@@ -26,31 +26,13 @@ def test_every_twins_tests_run_in_one_lane():
     assert not split, f"twins whose tests are in both lanes: {split}"
 
 
-def test_the_healthy_kind_clusters_share_the_docker_lane_and_the_load_twin_is_in_the_process_lane():
+def test_kind_and_docker_tests_share_the_docker_lane_and_the_load_twin_is_in_the_process_lane():
     lanes = twin_lanes()
+    assert {lane for twin, twin_lane in lanes.items() if twin.startswith("kind-") for lane in twin_lane} == {"docker"}
     load_twins = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
     assert load_twins and all(lanes[twin] == {"process"} for twin in load_twins)
     assert lane_of("tests/integration/test_kind_cluster.py::test_every_node_turns_ready_with_quorums_cni") == "docker"
-    assert lane_of("tests/integration/test_kind_self_hosted.py::test_x") == "docker"
     assert lane_of("tests/integration/test_scenarios_on_ha3.py::test_x") == "process"
-
-
-def test_the_background_lane_holds_only_verdicts_a_shortage_of_cpu_cannot_flip():
-    """At a lower CPU priority: twins whose every selected check must fail, and tests without a cluster. Not an
-    objective twin (its checks against its own configuration must pass), not the load twin (1000 hollow nodes),
-    and no healthy cluster's test."""
-    from tests.integration.test_defect_twins import OBJECTIVE_TWINS
-
-    lanes = twin_lanes()
-    background = {twin for twin, where in lanes.items() if where == {"background"}}
-    assert background, "the background lane holds twins"
-    assert not background & (OBJECTIVE_TWINS | {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")})
-    for path in sorted((ROOT / "tests" / "integration").glob("test_*.py")):
-        if path.name == "test_defect_twins.py":
-            continue
-        lane = lane_of(f"tests/integration/{path.name}::test_x")
-        assert lane != "background" or path.name in {"test_report.py", "test_toolchain_install.py"}, path.name
-    assert lane_of("tests/unit/test_lanes.py::test_x") == "background"
 
 
 @pytest.mark.parametrize("topology", ["ha3.yaml", "single.yaml"])
@@ -78,23 +60,3 @@ def test_ci_keeps_a_kind_twin_for_each_kind_only_suite():
              if case_id(twin, suite) not in DEEP or case_id(twin, suite) in PROVEN_ELSEWHERE}
     assert {"scenarios/static_pods/test_static_pods.py", "scenarios/bandwidth/test_pod_bandwidth.py",
             "scenarios/checkpointer/test_checkpointer.py", "scenarios/checkpointer/test_self_hosted_update.py"} <= in_ci
-
-
-def test_each_lane_runs_in_the_order_that_keeps_its_neighbours_verdicts_quiet():
-    """The background lane: tests without a cluster, then process twins, then kind twins (whose containers nice does
-    not reach); the kind module last in the docker lane (its cluster goes on to the alone phase)."""
-    from types import SimpleNamespace
-
-    from tests.conftest import lane_order
-
-    kind_twin = f"{TWINS}::test_the_suite_fails_on_its_broken_twin[kind-kubelet-disabled]"
-    process_twin = f"{TWINS}::test_the_suite_fails_on_its_broken_twin[restart-never]"
-    unit = "tests/unit/test_lanes.py::test_x"
-    kind_module = "tests/integration/test_kind_cluster.py::test_x"
-    self_hosted = "tests/integration/test_kind_self_hosted.py::test_x"
-    ordered = sorted((SimpleNamespace(nodeid=n) for n in (kind_twin, kind_module, process_twin, self_hosted, unit)),
-                     key=lane_order)
-    background = [item.nodeid for item in ordered if lane_of(item.nodeid) == "background"]
-    docker = [item.nodeid for item in ordered if lane_of(item.nodeid) == "docker"]
-    assert background == [unit, process_twin, kind_twin]
-    assert docker == [self_hosted, kind_module]

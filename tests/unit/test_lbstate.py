@@ -100,7 +100,7 @@ def test_the_socket_limit_is_the_one_the_installed_haproxy_enforces(tmp_path):
 def test_the_admin_socket_of_a_run_directory_as_deep_as_pytests_fits():
     topology = load_topology(CLUSTERS / "ha3-1000.yaml")
     # the run directory of CI's main-job test (HAProxy refused the socket path inside config/lb/ there), one
-    # level deeper in an xdist worker's directory (run.sh runs the tests in three lanes)
+    # level deeper in an xdist worker's directory (run.sh runs the tests in two lanes)
     run_dir = Path("/tmp/pytest-of-root/pytest-1001/popen-gw1/test_every_suite_passes_on_the0/run-ha3-1000")
     layout = Layout(topology, run_dir, binary=lambda name: Path("/usr/sbin") / name)
     socket_path = haproxy.admin_socket(layout, topology.load_balancer_host)
