@@ -67,8 +67,6 @@ case "$job" in
     # handoff.py); whatever is left there is taken down when this script exits, however it ends
     export QUORUM_KIND_HANDOFF; QUORUM_KIND_HANDOFF="$(mktemp -d)"
     trap 'if [ ! -e "$QUORUM_KIND_HANDOFF/run/state.json" ] || quorum down "$QUORUM_KIND_HANDOFF/run"; then rm -rf "$QUORUM_KIND_HANDOFF"; fi' EXIT
-    # the images first: two lanes that each find one missing would build it twice at once (a new machine)
-    quorum images build --kind
     pytest tests -n 2 --durations=25 "$@" || lanes=$?
     cat "$QUORUM_LANE_LOG"; rm -f "$QUORUM_LANE_LOG"  # each lane's span: how to balance them (tests/conftest.py)
     pytest tests --alone --durations=10 -p no:cacheprovider "$@" || alone=$?
