@@ -74,6 +74,6 @@ def test_a_server_outside_the_ca_is_refused(server, tmp_path):
 def test_a_rewritten_client_certificate_is_used_on_the_next_connection(server):
     url, authority, client = server
     assert _fresh_get(url, authority.pair.cert, client).text == "prober"
-    renamed = authority.issue("client", "prober-renewed", client=True)  # the same files, new contents
-    assert renamed == client
+    renewed = authority.issue("client", "prober-renewed", client=True)  # the same files, new contents
+    assert renewed == client
     assert _fresh_get(url, authority.pair.cert, client).text == "prober-renewed"
