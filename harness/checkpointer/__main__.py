@@ -34,6 +34,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--interval", type=float, default=INTERVAL_S, help="seconds between passes")
     parser.add_argument("--grace", type=float, default=GRACE_S,
                         help="seconds a checkpoint is kept after the API deleted its parent")
+    parser.add_argument("--never-collect", action="store_true",
+                        help="never remove a checkpoint (a broken twin's checkpointer: stale checkpoints stay)")
     parser.add_argument("--root", type=Path, default=Path("/"), help="the node's root (tests give a directory)")
     return parser.parse_args(argv)
 
@@ -79,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     if lock is None:
         return 0
     _say("holding the lock: checkpointing")
-    agent = Agent(Disk(arguments.root), Checkpoints(grace_s=arguments.grace), self_name, api.fetch)
+    agent = Agent(Disk(arguments.root), Checkpoints(grace_s=arguments.grace), self_name, api.fetch,
+                  collect=not arguments.never_collect)
     while not stopping:
         try:
             pods = api.pods()

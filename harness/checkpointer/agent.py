@@ -31,13 +31,15 @@ class Agent:
     checkpoints: Checkpoints
     self_name: str | None  # the checkpointer's own parent pod, namespace/name
     fetch: Callable[[str, str, str], dict[str, bytes] | None]  # (kind, namespace, name) -> data, None if unreachable
+    collect: bool = True  # False only in a broken twin: nothing is ever removed from the node
     refreshed: dict[str, float] = field(default_factory=dict)
 
     def run_once(self, now: float, seen: Seen) -> Plan:
         api_available = seen.api_pods is not None
         # a parent's spec comes from the API only: the runtime knows a pod's metadata, not its spec; while the API is
-        # away the checkpoints saved before are what the node has
-        parents = {manifest.full_name(pod): pod for pod in seen.api_pods or [] if manifest.is_parent(pod)}
+        # away the checkpoints saved before are what the node has. A pod being deleted is no parent any more.
+        parents = {manifest.full_name(pod): pod for pod in seen.api_pods or []
+                   if manifest.is_parent(pod) and not manifest.terminating(pod)}
         local_parents = {manifest.full_name(pod) for pod in seen.local_pods if manifest.is_parent(pod)}
         for name, pod in parents.items():
             checkpoint, secrets, config_maps = manifest.sanitized(pod)
@@ -47,10 +49,11 @@ class Agent:
         self.checkpoints.learn(active=self.disk.active(), inactive=self.disk.inactive(), parents=set(parents),
                                self_name=self.self_name)
         plan = self.checkpoints.process(now, api_available=api_available, api_parents=set(parents),
-                                        local_running=seen.running, local_parents=local_parents)
+                                        local_running=seen.running, local_parents=local_parents,
+                                        superseded=self._superseded(parents) if self.collect else set())
         for name in plan.stops:
             self.disk.stop(name)
-        for name in plan.removes:
+        for name in plan.removes if self.collect else ():
             self.disk.remove(name)
             self.refreshed.pop(name, None)
         # an active checkpoint follows its parent's newest spec (an upgrade saved since): never a stale copy
@@ -58,6 +61,13 @@ class Agent:
             if state.action is Action.START or name in plan.starts:
                 self.disk.start(name)
         return plan
+
+    def _superseded(self, parents: dict[str, dict]) -> set[str]:
+        """Checkpoints whose parent is gone while a newer pod of the same controller is Ready here (a DaemonSet's
+        update): collected at once, so no later outage or reboot can start the old version (docs/checkpointer.md)."""
+        successors = {manifest.owner(pod) for pod in parents.values() if manifest.ready(pod)} - {None}
+        return {name for name in self.checkpoints.states
+                if name not in parents and self.disk.owner(name) in successors}
 
     def _copy(self, name: str, secrets: list[str], config_maps: list[str], now: float) -> None:
         namespace = name.partition("/")[0]

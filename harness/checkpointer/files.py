@@ -52,6 +52,13 @@ class Disk:
         """Checkpoints in the kubelet's directory (its other manifests, etcd's, are not ours)."""
         return self._names(manifest.ACTIVE, checkpoints_only=True)
 
+    def owner(self, name: str) -> str | None:
+        """The controller uid a saved checkpoint names (manifest.OWNER); None if it names none or is not saved."""
+        try:
+            return manifest.owner(json.loads((self._at(manifest.INACTIVE) / manifest.file_name(name)).read_text()))
+        except (OSError, ValueError):
+            return None
+
     def save(self, name: str, text: str) -> bool:
         """The inactive checkpoint of namespace/name; whether it changed (then the active copy is replaced on start)."""
         return self._write(self._at(manifest.INACTIVE) / manifest.file_name(name), text.encode())

@@ -11,6 +11,9 @@ import re
 
 CHECKPOINT = "checkpointer.alpha.coreos.com/checkpoint"
 CHECKPOINT_OF = "checkpointer.alpha.coreos.com/checkpoint-of"
+# Quorum's addition to the contract: the uid of the parent's controller (its DaemonSet), so a checkpoint whose
+# parent is gone can be known superseded by a newer pod of the same controller (docs/checkpointer.md)
+OWNER = "checkpointer.quorum.dev/owner-uid"
 ROOT = "/etc/kubernetes"
 INACTIVE = f"{ROOT}/inactive-manifests"
 ACTIVE = f"{ROOT}/manifests"
@@ -47,6 +50,26 @@ def is_parent(pod: dict) -> bool:
     annotations = pod.get("metadata", {}).get("annotations") or {}
     return (annotations.get(CHECKPOINT) == "true" and CHECKPOINT_OF not in annotations
             and "kubernetes.io/config.mirror" not in annotations)
+
+
+def owner(pod: dict) -> str | None:
+    """The uid of the pod's controller (a DaemonSet's pods share it across updates), from the pod or its checkpoint."""
+    metadata = pod.get("metadata", {})
+    for reference in metadata.get("ownerReferences") or []:
+        if reference.get("controller") and reference.get("uid"):
+            return str(reference["uid"])
+    return (metadata.get("annotations") or {}).get(OWNER)
+
+
+def ready(pod: dict) -> bool:
+    """The API reports the pod Ready."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def terminating(pod: dict) -> bool:
+    """The API was asked to delete the pod: it is going away, whatever still runs."""
+    return bool(pod.get("metadata", {}).get("deletionTimestamp"))
 
 
 def secret_dir(name: str, secret: str) -> str:
@@ -91,9 +114,11 @@ def sanitized(pod: dict) -> tuple[dict, list[str], list[str]]:
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         container["volumeMounts"] = [m for m in container.get("volumeMounts") or [] if m.get("name") not in dropped]
     metadata = pod["metadata"]
+    annotations = {CHECKPOINT_OF: metadata["name"]}
+    if owner(pod) is not None:
+        annotations[OWNER] = owner(pod)
     checkpoint = {"apiVersion": "v1", "kind": "Pod",
-                  "metadata": {"name": metadata["name"], "namespace": metadata["namespace"],
-                               "annotations": {CHECKPOINT_OF: metadata["name"]}},
+                  "metadata": {"name": metadata["name"], "namespace": metadata["namespace"], "annotations": annotations},
                   "spec": spec}
     return checkpoint, sorted(set(secrets)), sorted(set(config_maps))
 

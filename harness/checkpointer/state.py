@@ -124,13 +124,20 @@ class Checkpoints:
                 self.states[self_name] = State(Kind.SELF)
 
     def process(self, now: float, *, api_available: bool, api_parents: set[str], local_running: set[str],
-                local_parents: set[str]) -> Plan:
-        """One pass: each checkpoint's next state from what the API (when it answered) and the node said."""
+                local_parents: set[str], superseded: set[str] = frozenset()) -> Plan:
+        """One pass: each checkpoint's next state from what the API (when it answered) and the node said.
+        `superseded` names checkpoints a Ready successor replaced: they are collected now; the checkpointer's own
+        then only removes itself (its successor takes over every other checkpoint, as they are)."""
         def seen(name: str) -> Seen:
             return Seen(api_available, name in api_parents, name in local_running, name in local_parents)
 
         plan = Plan()
         own = self.self_name if self.self_name in self.states else None
+        if own is not None and own in superseded:
+            plan.removes.append(own)
+            del self.states[own]
+            self.self_name = None
+            return plan
         if own is not None:
             state = next_state(self.states[own], now, seen(own), self.grace_s)
             self.states[own] = state
@@ -150,7 +157,7 @@ class Checkpoints:
             if name == own:
                 continue
             before = self.states[name]
-            after = next_state(before, now, seen(name), self.grace_s)
+            after = State(Kind.REMOVE) if name in superseded else next_state(before, now, seen(name), self.grace_s)
             self.states[name] = after
             if after.action is not before.action:
                 {Action.START: plan.starts, Action.STOP: plan.stops, Action.REMOVE: plan.removes}.get(

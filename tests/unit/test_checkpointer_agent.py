@@ -14,10 +14,15 @@ ACTIVE = "etc/kubernetes/manifests/kube-system-kube-apiserver-6r288.json"
 SECRET = "etc/kubernetes/checkpoint-secrets/kube-system/kube-apiserver-6r288/apiserver-tls/tls.key"
 
 
-def parent(image: str = "kube-apiserver:v1.34.4") -> dict:
-    return {"metadata": {"name": "kube-apiserver-6r288", "namespace": "kube-system", "annotations": {CHECKPOINT: "true"}},
+DAEMONSET = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "kube-apiserver", "uid": "ds-1", "controller": True}]
+
+
+def parent(image: str = "kube-apiserver:v1.34.4", name: str = "kube-apiserver-6r288", ready: bool = True) -> dict:
+    return {"metadata": {"name": name, "namespace": "kube-system", "annotations": {CHECKPOINT: "true"},
+                         "ownerReferences": DAEMONSET},
             "spec": {"hostNetwork": True, "containers": [{"name": "kube-apiserver", "image": image}],
-                     "volumes": [{"name": "tls", "secret": {"secretName": "apiserver-tls"}}]}}
+                     "volumes": [{"name": "tls", "secret": {"secretName": "apiserver-tls"}}]},
+            "status": {"conditions": [{"type": "Ready", "status": str(ready)}]}}
 
 
 class Api:
@@ -74,3 +79,50 @@ def test_a_parent_deleted_from_the_api_is_collected_after_the_grace_period(tmp_p
     assert checkpointer.run_once(61, Seen([], [], set())).removes == [NAME]
     assert not list((tmp_path / "etc/kubernetes/inactive-manifests").iterdir())
     assert not (tmp_path / SECRET).exists()
+
+
+def _images_started(root) -> list[str]:
+    return sorted(json.loads(path.read_text())["spec"]["containers"][0]["image"]
+                  for path in (root / "etc/kubernetes/manifests").glob("*.json"))
+
+
+def test_a_daemonset_update_then_a_reboot_within_the_grace_period_starts_only_the_new_version(tmp_path):
+    """A DaemonSet's update replaces the pod by one of another name: once the successor is Ready here, the old pod's
+    checkpoint is collected at once, not after the grace period, so a reboot right after the update never starts it."""
+    checkpointer, _ = agent(tmp_path)
+    old, new = parent(), parent("kube-apiserver:v1.35.4", name="kube-apiserver-x7k2p")
+    checkpointer.run_once(0, Seen([old], [old], {NAME}))
+    # surge: the new pod starts beside the old one; not Ready yet, so nothing is superseded
+    starting = parent("kube-apiserver:v1.35.4", name="kube-apiserver-x7k2p", ready=False)
+    assert checkpointer.run_once(3, Seen([old, starting], [old, starting], {NAME, "kube-system/kube-apiserver-x7k2p"})
+                                 ).removes == []
+    # Ready, and the old pod is being deleted (still running through its grace period): superseded
+    going = {**old, "metadata": {**old["metadata"], "deletionTimestamp": "2026-11-27T04:00:00Z"}}
+    plan = checkpointer.run_once(6, Seen([going, new], [old, new], {NAME, "kube-system/kube-apiserver-x7k2p"}))
+    assert plan.removes == [NAME]
+    after_reboot, _ = agent(tmp_path)
+    assert after_reboot.run_once(10, Seen(None, [], set())).starts == ["kube-system/kube-apiserver-x7k2p"]
+    assert _images_started(tmp_path) == ["kube-apiserver:v1.35.4"]
+
+
+def test_a_checkpointer_that_never_collects_starts_the_old_version_beside_the_new_after_a_reboot(tmp_path):
+    """The broken twin's checkpointer (--never-collect): the superseded checkpoint stays, and the reboot starts it."""
+    checkpointer, _ = agent(tmp_path)
+    checkpointer.collect = False
+    old, new = parent(), parent("kube-apiserver:v1.35.4", name="kube-apiserver-x7k2p")
+    checkpointer.run_once(0, Seen([old], [old], {NAME}))
+    checkpointer.run_once(6, Seen([new], [new], {"kube-system/kube-apiserver-x7k2p"}))
+    checkpointer.run_once(100, Seen([new], [new], {"kube-system/kube-apiserver-x7k2p"}))  # past the grace period
+    after_reboot, _ = agent(tmp_path)
+    after_reboot.run_once(200, Seen(None, [], set()))
+    assert _images_started(tmp_path) == ["kube-apiserver:v1.34.4", "kube-apiserver:v1.35.4"]
+
+
+def test_an_update_that_never_turns_ready_keeps_the_old_checkpoint_for_an_outage(tmp_path):
+    """A bad update (the successor never Ready): nothing is superseded, the old pod's checkpoint goes through the grace
+    period as bootkube's does, so an API outage meanwhile still starts the version that worked."""
+    checkpointer, _ = agent(tmp_path)
+    old, bad = parent(), parent("kube-apiserver:bad", name="kube-apiserver-x7k2p", ready=False)
+    checkpointer.run_once(0, Seen([old], [old], {NAME}))
+    assert checkpointer.run_once(3, Seen([bad], [bad], {"kube-system/kube-apiserver-x7k2p"})).removes == []
+    assert NAME in checkpointer.run_once(6, Seen(None, [bad], {"kube-system/kube-apiserver-x7k2p"})).starts

@@ -7,7 +7,7 @@ import ast
 import sys
 from pathlib import Path
 
-from harness.checkpointer.state import Action, Checkpoints, Kind, Seen, State, next_state
+from harness.checkpointer.state import Action, Checkpoints, Kind, Plan, Seen, State, next_state
 
 APISERVER, SELF = "kube-system/kube-apiserver-abc", "kube-system/pod-checkpointer-xyz"
 GRACE = 60.0
@@ -88,6 +88,18 @@ def test_the_checkpointers_own_checkpoint_always_starts_and_goes_last_when_its_p
     assert plan.stops == [APISERVER, SELF]  # the checkpointer is going away: everything stops with it
     plan = checkpoints.process(2 + GRACE, **gone)
     assert plan.removes == [APISERVER, SELF] and checkpoints.states == {} and checkpoints.self_name is None
+
+
+def test_a_checkpointer_superseded_by_its_updated_pod_removes_only_itself_and_leaves_the_rest_to_it():
+    """The checkpointer's own DaemonSet updated (Lokomotive's seed: an update of the checkpointer lost the apiserver's
+    checkpoints): its old copy hands over, every other checkpoint stays as it is for the new pod."""
+    checkpoints = checkpointed(APISERVER)
+    checkpoints.learn(active=set(), inactive=set(), parents={SELF}, self_name=SELF)
+    checkpoints.process(0, api_available=True, api_parents={APISERVER, SELF}, local_running={APISERVER, SELF},
+                        local_parents={APISERVER, SELF})
+    plan = checkpoints.process(1, api_available=True, api_parents={APISERVER}, local_running={APISERVER},
+                               local_parents={APISERVER}, superseded={SELF})
+    assert plan == Plan(removes=[SELF]) and checkpoints.states == {APISERVER: State(Kind.INACTIVE)}
 
 
 def test_the_checkpointer_imports_only_the_standard_library_as_it_runs_inside_the_nodes():
