@@ -37,6 +37,20 @@ def recovered_within(history: History, *, event: str, what: str, max_s: float, s
     return Verdict("recovery", Status.PASS, f"{what} {fmt(took)} after {named} (bound {fmt(max_s)})", figures)
 
 
+@checker("never-observed")
+def never_observed(history: History, *, event: str, what: str) -> Verdict:
+    """No `event` after the last fault's start: the scenario records one each time it observes a state that must
+    never happen (e.g. a stale checkpoint running)."""
+    windows = history.fault_windows()
+    if not windows:
+        return Verdict("never-observed", Status.UNKNOWN, "no fault was recorded, so there is nothing to judge after")
+    seen = [e for e in history.events_of(event) if e.t >= windows[-1][0]]
+    if seen:
+        return Verdict("never-observed", Status.FAIL, f"{what} observed {len(seen)} time(s) after the fault's start, "
+                       f"first {seen[0].t - windows[-1][0]:.1f}s after it: {seen[0].attrs}", {"observed": len(seen)})
+    return Verdict("never-observed", Status.PASS, f"{what} never observed after the fault's start", {"observed": 0})
+
+
 @checker("durability")
 def object_kept(*, what: str, written: str | MarkerWrite, read: str | None) -> Verdict:
     """An object written before (or during) the fault reads back with the same value after it; a MarkerWrite

@@ -56,3 +56,14 @@ def view(api: ApiClient, component: str = "kube-apiserver", namespace: str = "ku
     running = {p.get("spec", {}).get("nodeName", "") for p in pods
                if (p["metadata"].get("annotations") or {}).get(CHECKPOINT_OF) in own}
     return Checkpointed({p.get("spec", {}).get("nodeName", ""): pod_ready(p) for p in own.values()}, running)
+
+
+def stale(pods: list[dict], component: str, command: list[str]) -> dict[str, str]:
+    """The checkpoints of `component` the kubelets run (their mirror pods; a DaemonSet's pods are named after it)
+    whose command is not `command`, the workload's current one: node -> the parent pod it stands for."""
+    found = {}
+    for pod in pods:
+        of = (pod["metadata"].get("annotations") or {}).get(CHECKPOINT_OF, "")
+        if of.startswith(f"{component}-") and pod["spec"]["containers"][0].get("command") != command:
+            found[pod.get("spec", {}).get("nodeName", "")] = of
+    return found

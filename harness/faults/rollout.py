@@ -40,9 +40,13 @@ class Rollout(Fault):
             raise KeyError(f"no DaemonSet kube-system/{self.daemonset} answers through the API")
         self.captured.update(command=rollout.command(workload), revision=rollout.revision(target.api, workload))
 
+    @property
+    def command(self) -> list[str]:
+        """The command rolled out (after plan)."""
+        return self.captured["command"] + [f"{flag}={value}" for flag, value in self.add.items()]
+
     def act(self, target: Target) -> None:
-        rollout.set_command(target.api, self.daemonset,
-                            self.captured["command"] + [f"{flag}={value}" for flag, value in self.add.items()])
+        rollout.set_command(target.api, self.daemonset, self.command)
 
     def undo(self, target: Target) -> None:
         """Idempotent: an undo to the captured revision when the DaemonSet runs anything else; then every pod back

@@ -107,12 +107,13 @@ def _reason(twin: str) -> str:
     return next(reason for name, _, _, reason in CASES if name == twin)
 
 
-def test_the_checkpointer_suite_passes_after_a_power_loss_and_a_bad_apiserver_update(self_hosted, tmp_path):
+def test_the_checkpointer_suite_passes_after_a_power_loss_a_bad_apiserver_update_and_an_upgrade_then_a_power_loss(
+        self_hosted, tmp_path):
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories")
-    assert code == 0 and "2 passed" in output.splitlines()[-1], output[-4000:]
+    assert code == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
     histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
     assert "checkpointer.api-ready" in histories and "checkpointer.handed-back" in histories
-    assert "rollout.failing" in histories and "rollout.restored" in histories
+    assert "rollout.failing" in histories and "rollout.restored" in histories and "rollout.done" in histories
 
 
 def test_the_self_hosted_conformance_checks_pass(self_hosted, tmp_path):
@@ -149,6 +150,19 @@ def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad
     finally:  # the reference again, for the last twin's checks, whatever failed above
         update_in_place(False)
         create(self_hosted, disruption_budget(1))
+
+
+def test_the_same_cluster_with_a_checkpointer_that_never_collects_runs_the_old_apiserver_after_an_upgrade_and_a_reboot(
+        self_hosted, tmp_path):
+    """The twin kind-stale-checkpoints on this cluster: its checkpointer rolled out with --never-collect,
+    the upgrade-then-power-loss scenario fails for the twin's reason (the old version's checkpoint runs again)."""
+    from harness.backends.kind.checkpointer import collect_never
+
+    collect_never(self_hosted)
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
+                                       "scenarios/checkpointer/test_upgrade_then_power_loss.py")
+    assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
+    assert _reason("kind-stale-checkpoints") in output, output[-4000:]
 
 
 def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):

@@ -95,6 +95,9 @@ def test_a_self_hosted_kind_cluster_has_a_checkpointer_unless_its_twin_leaves_it
     assert not kind().checkpointer
     with pytest.raises(TopologyError, match="kind.self_hosted is false"):
         kind(defects={"no_checkpointer": True})
+    with pytest.raises(TopologyError, match="has none"):
+        kind(kind={"self_hosted": True}, defects={"no_checkpointer": True, "checkpointer_never_collects": True})
+    assert daemonset("img", never_collect=True)["spec"]["template"]["spec"]["containers"][0]["args"] == ["--never-collect"]
 
 
 def test_the_checkpointer_suite_skips_on_a_static_pod_cluster_and_the_static_pod_suite_on_a_self_hosted_one():
@@ -137,6 +140,21 @@ def test_the_api_view_hands_back_only_when_every_parent_is_ready_and_no_checkpoi
     assert not checkpoints.view(FakeApi([parent, own])).taken_over(2)  # a node without its parent
     assert not checkpoints.view(FakeApi([{**parent, "status": {}}, own])).taken_over(1)
     assert checkpoints.view(FakeApi(None)) is None
+
+
+def test_a_stale_checkpoint_is_one_of_the_component_whose_command_is_not_the_current_one():
+    from harness.clients import checkpoints
+
+    def running(name: str, of: str, command: list[str]) -> dict:
+        mirror = pod(name, "n1", True, annotations={manifest.CHECKPOINT_OF: of})
+        return {**mirror, "spec": {"nodeName": "n1", "containers": [{"command": command}]}}
+
+    new, old = ["kube-apiserver", "--event-ttl=59m"], ["kube-apiserver"]
+    pods = [running("kube-apiserver-new-n1", "kube-apiserver-new", new),
+            running("quorum-checkpointer-x-n1", "quorum-checkpointer-x", ["python3"])]
+    assert checkpoints.stale(pods, "kube-apiserver", new) == {}
+    pods.append(running("kube-apiserver-old-n1", "kube-apiserver-old", old))
+    assert checkpoints.stale(pods, "kube-apiserver", new) == {"n1": "kube-apiserver-old"}
 
 
 def test_of_two_checkpointers_on_a_node_one_acts_until_it_stops_then_the_other(tmp_path):

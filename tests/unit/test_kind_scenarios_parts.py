@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.checkers.recovery import object_kept, recovered_within
+from harness.checkers.recovery import never_observed, object_kept, recovered_within
 from harness.clients.marker import MarkerWrite
 from harness.checkers.verdict import Status
 from harness.errors import TopologyError
@@ -87,6 +87,16 @@ def test_recovery_within_the_bound_passes_and_later_fails():
     late = recovered_within(history, event="kind.healthy", what="healthy", max_s=20.0, since="end")
     assert late.status is Status.FAIL and late.figures["recovered_after_s"] == 28.0
     assert recovered_within(history, event="kind.healthy", what="x", max_s=29.0, since="start").status is Status.FAIL
+
+
+def test_a_state_that_must_never_happen_fails_when_seen_after_the_faults_start_only():
+    history = _faulted()
+    history.event("checkpointer.stale", t=5.0, nodes={"n1": "kube-apiserver-old"})  # before the fault: not judged
+    assert never_observed(history, event="checkpointer.stale", what="stale").status is Status.PASS
+    history.event("checkpointer.stale", t=15.0, nodes={"n1": "kube-apiserver-old"})
+    seen = never_observed(history, event="checkpointer.stale", what="stale")
+    assert seen.status is Status.FAIL and "kube-apiserver-old" in seen.explanation and seen.figures["observed"] == 1
+    assert never_observed(History(), event="checkpointer.stale", what="stale").status is Status.UNKNOWN
 
 
 def test_recovery_never_seen_fails_and_without_a_fault_is_unknown():

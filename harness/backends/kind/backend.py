@@ -67,7 +67,8 @@ class KindBackend(Backend):
             if topology.kind.self_hosted:
                 self_hosted.pivot(cluster, say=tell)
             if topology.checkpointer:
-                checkpointer.install(cluster, build_checkpointer(engine), say=tell)
+                checkpointer.install(cluster, build_checkpointer(engine), say=tell,
+                                     never_collect=topology.defects.checkpointer_never_collects)
             for done in defects.apply(cluster):
                 tell(f"defect: {done}")
             problems = cluster.problems_after(timeout_s)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.backends.kind import self_hosted
 from harness.checkpointer.manifest import ACTIVE, CHECKPOINT, CHECKPOINT_OF, INACTIVE
+from harness.checkpointer.manifest import ready as pod_ready
 from harness.checkpointer.manifest import CONFIG_MAPS as CHECKPOINT_CONFIG_MAPS
 from harness.checkpointer.manifest import SECRETS as CHECKPOINT_SECRETS
 from harness.errors import ClusterError
@@ -30,10 +31,11 @@ def _env() -> list[dict]:
     return [{"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}} for name, path in fields.items()]
 
 
-def daemonset(image: str) -> dict:
+def daemonset(image: str, never_collect: bool = False) -> dict:
+    """`never_collect`: the broken twin's checkpointer (clusters/defects/kind-stale-checkpoints.yaml)."""
     labels = {self_hosted.LABEL: NAME, "tier": "control-plane"}
     container = {"name": "checkpointer", "image": image, "imagePullPolicy": "Never",  # no registry: kind load
-                 "env": _env(), "securityContext": {"privileged": True},
+                 "args": ["--never-collect"] if never_collect else [], "env": _env(), "securityContext": {"privileged": True},
                  "volumeMounts": [{"name": name, "mountPath": path, "readOnly": read_only}
                                   for name, (path, _, read_only) in HOST_PATHS.items()]}
     template = {"metadata": {"labels": labels, "annotations": {CHECKPOINT: "true"}},
@@ -64,15 +66,42 @@ def _in_place(cluster: "KindTarget", node: str) -> bool:
             and any(name.startswith("kube-system-kube-apiserver-") for name in files["inactive"]))
 
 
-def install(cluster: "KindTarget", image: str, say=lambda _: None) -> None:
+def install(cluster: "KindTarget", image: str, say=lambda _: None, never_collect: bool = False) -> None:
     """The DaemonSet, then wait until on every control-plane node its own checkpoint is active and the apiserver's
     is saved: from then on a power loss of every node is survivable."""
-    say(f"self-hosted: the pod checkpointer ({image}) as a DaemonSet")
-    self_hosted.create(cluster, daemonset(image))
+    say(f"self-hosted: the pod checkpointer ({image}) as a DaemonSet" + (", never collecting" if never_collect else ""))
+    self_hosted.create(cluster, daemonset(image, never_collect))
+    wait_installed(cluster)
+
+
+def wait_installed(cluster: "KindTarget") -> None:
     nodes = cluster.hosts("controller")
     self_hosted.wait_pivot(lambda: all(_in_place(cluster, node) for node in nodes),
                            "the checkpointer's own checkpoint active and the apiserver's saved on every control-plane "
                            "node", doing="installing the pod checkpointer")
+
+
+def collect_never(cluster: "KindTarget") -> None:
+    """Turn a running cluster's checkpointer into the broken twin's (`--never-collect`), rolled out by its DaemonSet;
+    for the twin proof on a cluster that had a sound one (tests/integration/test_kind_self_hosted.py)."""
+    path = f"/apis/apps/v1/namespaces/kube-system/daemonsets/{NAME}"
+    patch = [{"op": "add", "path": "/spec/template/spec/containers/0/args", "value": ["--never-collect"]}]
+    response = cluster.api.request("PATCH", path, patch, timeout=30.0, content_type="application/json-patch+json")
+    if response.status_code != 200:
+        raise ClusterError(f"patching the checkpointer's DaemonSet: HTTP {response.status_code} {response.text[:300]}",
+                           "kubectl -n kube-system get daemonset quorum-checkpointer says why")
+    nodes = cluster.hosts("controller")
+
+    def rolled_out() -> bool:
+        pods = cluster.api.request("GET", f"/api/v1/namespaces/kube-system/pods?labelSelector={self_hosted.LABEL}%3D{NAME}",
+                                   timeout=5.0).json().get("items", [])
+        names = {f"kube-system-{p['metadata']['name']}.json" for p in pods
+                 if p["spec"]["containers"][0].get("args") == ["--never-collect"] and pod_ready(p)}
+        # each node's new pod Ready and its own checkpoint the active one
+        return len(names) == len(nodes) and all(checkpoints(cluster, node)["active"] & names for node in nodes)
+
+    self_hosted.wait_pivot(rolled_out, "the never-collecting checkpointer running, its own checkpoint active, on every "
+                           "control-plane node", doing="turning the checkpointer into the twin's")
 
 
 def remove(cluster: "KindTarget") -> None:

@@ -40,6 +40,9 @@ class KindDefects(Strict):
     apiserver_updated_in_place: bool = Field(
         False, description="one self-hosted apiserver per node: its DaemonSet's update stops the old pod before the "
                            "new one runs (maxUnavailable 1, no surge) and no PodDisruptionBudget guards it")
+    checkpointer_never_collects: bool = Field(
+        False, description="the pod checkpointer never removes a checkpoint: an upgraded apiserver's old checkpoint "
+                           "stays on the node, and the next power loss starts it again")
 
 
 class KindTopology(Strict):
@@ -75,6 +78,9 @@ class KindTopology(Strict):
         if self.defects.apiserver_updated_in_place and not self.kind.self_hosted:
             raise ValueError("defects.apiserver_updated_in_place changes how a self-hosted apiserver is updated, but "
                              "kind.self_hosted is false: set it or drop the defect")
+        if self.defects.checkpointer_never_collects and not self.checkpointer:
+            raise ValueError("defects.checkpointer_never_collects changes the pod checkpointer, but this cluster has "
+                             "none (kind.self_hosted false, or defects.no_checkpointer): drop one of them")
         if self.defects.worker_link_mbit and not self.kind.workers:
             raise ValueError("defects.worker_link_mbit throttles the workers' links, but kind.workers is 0: "
                              "add workers or drop the defect")
