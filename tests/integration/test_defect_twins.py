@@ -117,8 +117,8 @@ PROVEN_ELSEWHERE = {
                             "test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss",
     "kind-apiserver-in-place": "tests/integration/test_kind_self_hosted.py::"
                                "test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad_flag",
-    "kind-stale-checkpoints": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_"
-                                        "checkpointer_that_never_collects_runs_the_old_apiserver_after_an_upgrade_and_a_reboot",
+    "kind-stale-checkpoints": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_checkpointer_"
+                              "that_never_collects_runs_the_old_apiserver_after_an_upgrade_and_a_reboot",
     "kind-lb-no-health-check": "tests/integration/test_kind_cluster.py::"
                                "test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario",
 }
@@ -128,9 +128,9 @@ DEEP = {
     "kind-apiserver-in-place": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
                                "DaemonSet updated in place and no PodDisruptionBudget (test_kind_self_hosted.py); this "
                                "builds the twin itself (~4 min)",
-    "kind-stale-checkpoints": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 "
-                                        "with its checkpointer rolled out with --never-collect (test_kind_self_hosted.py); "
-                                        "this builds the twin itself (~5 min)",
+    "kind-stale-checkpoints": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
+                              "checkpointer rolled out with --never-collect (test_kind_self_hosted.py); this builds "
+                              "the twin itself (~5 min)",
     "kind-lb-no-health-check": "CI proves the same scenario failing for the same reason on the kind module's cluster "
                                "with its load balancer's health checks removed (test_kind_cluster.py); this builds "
                                "the twin itself (~3 min)",
