@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import requests
 
 from harness.checkpointer.manifest import CHECKPOINT_OF
+from harness.checkpointer.manifest import ready as pod_ready  # one definition, the node's
 from harness.clients.kubeapi import ApiClient
 
 LABEL = "k8s-app"  # how the self-hosted workloads label their pods (Typhoon and bootkube do the same)
@@ -24,12 +25,6 @@ class Checkpointed:
     def taken_over(self, nodes: int) -> bool:
         """Every node's parent Ready again and no checkpoint left running."""
         return len(self.parents) >= nodes and all(self.parents.values()) and not self.checkpoints
-
-
-def pod_ready(pod: dict) -> bool:
-    """The pod's Ready condition is True (as the API reports it)."""
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in pod.get("status", {}).get("conditions") or [])
 
 
 def namespace_pods(api: ApiClient, namespace: str = "kube-system") -> list[dict] | None:

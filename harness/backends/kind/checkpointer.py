@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from harness.backends.kind import self_hosted
 from harness.checkpointer.manifest import ACTIVE, CHECKPOINT, CHECKPOINT_OF, INACTIVE
-from harness.checkpointer.manifest import ready as pod_ready
 from harness.checkpointer.manifest import CONFIG_MAPS as CHECKPOINT_CONFIG_MAPS
 from harness.checkpointer.manifest import SECRETS as CHECKPOINT_SECRETS
+from harness.clients.checkpoints import pod_ready
 from harness.errors import ClusterError
 
 if TYPE_CHECKING:
@@ -71,10 +71,6 @@ def install(cluster: "KindTarget", image: str, say=lambda _: None, never_collect
     is saved: from then on a power loss of every node is survivable."""
     say(f"self-hosted: the pod checkpointer ({image}) as a DaemonSet" + (", never collecting" if never_collect else ""))
     self_hosted.create(cluster, daemonset(image, never_collect))
-    wait_installed(cluster)
-
-
-def wait_installed(cluster: "KindTarget") -> None:
     nodes = cluster.hosts("controller")
     self_hosted.wait_pivot(lambda: all(_in_place(cluster, node) for node in nodes),
                            "the checkpointer's own checkpoint active and the apiserver's saved on every control-plane "
