@@ -44,6 +44,7 @@ class LeaderWatcher:
         self._polled: set[str] = set()  # members polled at least once: etcd is judged only after all were
         self._judging = threading.Lock()  # one etcd judgement at a time, so the record is in judgement order
         self._last_t: dict[str, float] = {}
+        self._renewed: dict[str, str] = {}  # each lease's last observed spec.renewTime
         self._names: dict[int, str] = {}
         self.samples: dict[str, int] = {}  # polls done per source, for the sampling benchmark
         self._clients = cluster.lease_clients()
@@ -81,6 +82,8 @@ class LeaderWatcher:
                 for name in LEASES:
                     spec = items.get(name, {})
                     identity = spec.get("holderIdentity") or None
+                    with self._lock:
+                        self._renewed[name] = spec.get("renewTime") or ""
                     self._observe(name, identity, t, transitions=spec.get("leaseTransitions"))
             self._stop.wait(max(0.0, self.period - (now() - invoke)))
 
@@ -175,6 +178,19 @@ class LeaderWatcher:
                 return holder
             time.sleep(self.period / 2)
         raise FaultError(f"no {subject} leader observed within {timeout:.0f}s")
+
+    def wait_for_renewal(self, subject: str, timeout: float) -> bool:
+        """Wait until the lease's holder renews it (its renewTime changes); False on timeout. Right after a
+        renewal the holder sleeps a whole retry period before it renews again."""
+        with self._lock:
+            before = self._renewed.get(subject)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self._renewed.get(subject) != before:
+                    return True
+            time.sleep(self.period / 4)
+        return False
 
     def wait_for_new_holder(self, subject: str, old: str, timeout: float) -> str | None:
         """Wait until an identity other than `old` leads; None on timeout (the checker judges the record)."""

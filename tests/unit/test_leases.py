@@ -19,18 +19,21 @@ MEMBER_IDS = {url: i + 1 for i, url in enumerate(URLS)}
 class LeaseList:
     prefix: str  # the holders' host part
     status_code: int = 200
+    renewed: str = "2026-11-27T08:00:00.000000Z"
 
     def json(self) -> dict:
-        return {"items": [{"metadata": {"name": name}, "spec": {"holderIdentity": f"{self.prefix}_{name}"}}
+        return {"items": [{"metadata": {"name": name},
+                           "spec": {"holderIdentity": f"{self.prefix}_{name}", "renewTime": self.renewed}}
                           for name in LEASES]}
 
 
 @dataclass
 class Apiserver:
     holder_host: str = "c1"
+    renewed: str = "2026-11-27T08:00:00.000000Z"  # the holders' last renewTime
 
     def get(self, path: str, timeout: float) -> LeaseList:
-        return LeaseList(self.holder_host)
+        return LeaseList(self.holder_host, renewed=self.renewed)
 
 
 class SlowToAgreeEtcd:
@@ -115,5 +118,18 @@ def test_leases_come_from_where_the_target_says_and_holders_are_named_by_its_hos
         assert watcher.identity("kube-scheduler") == "qk-1-control-plane2_kube-scheduler"
         leases = [e for e in history.events_of("leader") if e.get("subject") != "etcd"]
         assert {e.get("host") for e in leases} == {"control-plane2"}
+    finally:
+        watcher.stop()
+
+
+def test_wait_for_renewal_returns_once_the_renew_time_changes_and_not_before(tmp_path):
+    """The paused-leader scenario pauses right after a renewal; a holder that never renews is reported, not waited
+    for forever."""
+    api = Apiserver()
+    watcher = LeaderWatcher(scripted(tmp_path, SlowToAgreeEtcd(silent=0), api=api), History(), period=0.02).start()
+    try:
+        assert not watcher.wait_for_renewal("kube-scheduler", timeout=0.3)  # the same renewTime every LIST
+        api.renewed = "2026-11-27T08:00:02.000000Z"
+        assert watcher.wait_for_renewal("kube-scheduler", timeout=2.0)
     finally:
         watcher.stop()
