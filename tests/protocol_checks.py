@@ -28,6 +28,7 @@ GATED = {
     Capability.OVERRIDE_ARGS: lambda t: t.restore_command_line(Component.SCHEDULER, t.hosts(HostRole.CONTROLLER)[0]),
     Capability.NETWORK: lambda t: t.drop(t.hosts()[0], sources=[t.hosts()[-1]], tag="protocol"),
     Capability.SHAPE: lambda t: t.shape(t.hosts()[0], 40000.0, tag="protocol"),
+    Capability.PODS: lambda t: t.pod_containers(t.hosts()[0], "kube-system", "etcd"),
 }
 
 
@@ -64,6 +65,8 @@ def check_target(target: Target) -> None:
         check_hold(target)
     if Capability.NETWORK in target.capabilities():
         check_network(target)
+    if Capability.PODS in target.capabilities():
+        check_pods(target)
     check_capabilities(target)
 
 
@@ -156,6 +159,19 @@ def check_network(target: Target) -> None:
         finally:
             target.restore_link(first)
         assert target.restore_link(first) is False
+
+
+def check_pods(target: Target) -> None:
+    """The runtime lists exactly the running container of a control-plane node's etcd static pod; no container has
+    a name that is not one (nothing is killed: killing is proven by the checkpointer scenario)."""
+    host = target.hosts(HostRole.CONTROLLER)[0]
+    # an earlier test may have just crashed and healed this member: its kubelet starts it again within its back-off
+    assert _eventually(lambda: len(target.pod_containers(host, "kube-system", "etcd")) == 1, timeout_s=60.0)
+    found = target.pod_containers(host, "kube-system", "etcd")
+    assert len(found) == 1 and len(found[0]) == 64, found
+    assert target.pod_containers(host, "kube-system", "no-such-container") == []
+    with pytest.raises(ValueError):
+        target.pod_containers(host, "kube-system", "etcd,labels.x==y")
 
 
 def check_capabilities(target: Target) -> None:

@@ -1,5 +1,5 @@
 """Faults: each one small class with available/plan/act/undo written against the Target protocol; one family per
-file (component, network, node, etcd). A new fault is one file (docs/design.md)."""
+file (component, network, node, etcd, pod). A new fault is one file (docs/design.md)."""
 
 from harness.faults.base import Fault, Nemesis
 from harness.faults.component import Kill, ModifyFlags, Pause, Stop
@@ -8,8 +8,9 @@ from harness.faults.sweep import heal_leftovers
 from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
+from harness.faults.pod import ContainerKill
 from harness.faults.rollout import Rollout
 
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
-           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "IsolateLeaseHolder", "Rollout"]
+           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "ContainerKill", "IsolateLeaseHolder", "Rollout"]

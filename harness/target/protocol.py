@@ -17,6 +17,7 @@ from harness.errors import Unsupported  # noqa: F401 - the protocol's error, def
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.network import InHostNetwork
+from harness.target.pods import PodContainers
 from harness.target.promises import ConfiguredPromises
 from harness.target.self_hosted import SelfHostedRecovery
 from harness.topology import Component
@@ -54,7 +55,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, ABC):
+class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainers, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)

@@ -34,9 +34,10 @@ SAMPLES = [Kill(component="kube-scheduler@c2"), Pause(component="kube-controller
            IsolateLeaseHolder(lease="kube-scheduler")]
 
 
-# faults that act through the Kubernetes API alone (target.api), which the fake's model does not serve: their own unit
-# tests (tests/unit/test_rollout_fault.py) and a real self-hosted kind cluster (test_kind_self_hosted.py) prove them
-THROUGH_THE_API = {"rollout"}
+# faults that act through what the fake's model does not serve, the Kubernetes API (target.api) or a node's container
+# runtime (Capability.PODS): their own unit tests (tests/unit/test_rollout_fault.py, test_container_kill.py) and a real
+# self-hosted kind cluster (test_kind_self_hosted.py) prove them
+THROUGH_THE_API = {"rollout", "container-kill"}
 
 
 def test_the_samples_cover_every_fault_quorum_ships():

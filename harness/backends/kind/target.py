@@ -25,6 +25,7 @@ from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
 from harness.components.flags import parse_flags
+from harness.components import runtime
 from harness.errors import ClusterError
 from harness.net.netns import assert_local
 from harness.pki import Pair
@@ -202,6 +203,14 @@ class KindTarget(Target):
         host = urlparse(self.api_endpoint).hostname or ""
         if host not in ("127.0.0.1", "localhost", "::1"):
             assert_local(host, self.state.bridge or "")
+
+    # ---- pods' containers, as the node's containerd runs them ------------------------------------
+
+    def pod_containers(self, host: str, namespace: str, container: str) -> list[str]:
+        return runtime.running(self, host, namespace, container)
+
+    def kill_pod_container(self, host: str, container_id: str) -> None:
+        runtime.kill(self, host, container_id)
 
     # ---- components (static pods) ----------------------------------------------------------------
 
