@@ -36,6 +36,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="seconds a checkpoint is kept after the API deleted its parent")
     parser.add_argument("--never-collect", action="store_true",
                         help="never remove a checkpoint (a broken twin's checkpointer: stale checkpoints stay)")
+    parser.add_argument("--never-refresh", action="store_true",
+                        help="copy a checkpoint's secrets and config maps only when its pod's spec changed (a broken "
+                             "twin's checkpointer: a changed secret is never refreshed)")
+    parser.add_argument("--presence-lock", action="store_true",
+                        help="lock by the lock file's existence, removed only at a clean exit (a broken twin's "
+                             "checkpointer: one killed leaves the lock held for good)")
     parser.add_argument("--root", type=Path, default=Path("/"), help="the node's root (tests give a directory)")
     return parser.parse_args(argv)
 
@@ -52,14 +58,24 @@ def _own_name() -> tuple[str, str]:
     return node, f"{manifest.object_name(namespace, 'namespace')}/{manifest.object_name(parent, 'pod name')}"
 
 
-def _lock(path: Path, stopping: list[bool], interval: float):
+def presence_path(lock_file: Path) -> Path:
+    """The twin's lock: a file of its own, since a sound checkpointer's flock file stays on the node for good."""
+    return lock_file.with_name(lock_file.name + ".held")
+
+
+def _lock(path: Path, stopping: list[bool], interval: float, presence: bool = False):
+    """The open lock file once this process holds the lock, None if it was stopped first. flock: the kernel
+    releases the lock when its holder dies, however it dies. `presence` (the twin's): the existence of `path`
+    (presence_path) is the lock, which only a clean exit removes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    held = open(path, "a")
+    held = None if presence else open(path, "a")
     while not stopping:
         try:
+            if presence:
+                return os.fdopen(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "w")
             fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return held
-        except BlockingIOError:
+        except (BlockingIOError, FileExistsError):
             time.sleep(interval)
     return None
 
@@ -76,13 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     except (NodeError, manifest.NotCheckpointable) as error:
         _say(f"cannot start: {error}")
         return 2
-    _say(f"{self_name} on {node}: waiting for {arguments.lock_file}")
-    lock = _lock(arguments.lock_file, stopping, arguments.interval)  # held as long as this file stays open
+    lock_file = presence_path(arguments.lock_file) if arguments.presence_lock else arguments.lock_file
+    _say(f"{self_name} on {node}: waiting for {lock_file}")
+    lock = _lock(lock_file, stopping, arguments.interval, arguments.presence_lock)
     if lock is None:
         return 0
     _say("holding the lock: checkpointing")
     agent = Agent(Disk(arguments.root), Checkpoints(grace_s=arguments.grace), self_name, api.fetch,
-                  collect=not arguments.never_collect)
+                  collect=not arguments.never_collect, refresh=not arguments.never_refresh)
     while not stopping:
         try:
             pods = api.pods()
@@ -95,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"pass skipped: {error}")  # the next pass tries again; the node keeps what it has
         time.sleep(arguments.interval)
     lock.close()
+    if arguments.presence_lock:
+        lock_file.unlink(missing_ok=True)
     return 0
 
 

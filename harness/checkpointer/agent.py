@@ -5,13 +5,12 @@ node's clients in the DaemonSet; plain data in tests), so a pass is the same cod
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from harness.checkpointer import manifest
 from harness.checkpointer.files import Disk
 from harness.checkpointer.state import Action, Checkpoints, Plan
 
-REFRESH_S = 180.0  # secrets and config maps are fetched again at least this often, and whenever the parent changed
 INTERVAL_S = 3.0  # one pass every 3 s (bootkube's checkpointer polled as often)
 GRACE_S = 60.0  # a checkpoint outlives its parent's deletion from the API this long (bootkube's default: 1 min)
 
@@ -32,7 +31,8 @@ class Agent:
     self_name: str | None  # the checkpointer's own parent pod, namespace/name
     fetch: Callable[[str, str, str], dict[str, bytes] | None]  # (kind, namespace, name) -> data, None if unreachable
     collect: bool = True  # False only in a broken twin: nothing is ever removed from the node
-    refreshed: dict[str, float] = field(default_factory=dict)
+    # False only in a broken twin: secrets and config maps are copied only when their parent's spec changed
+    refresh: bool = True
 
     def run_once(self, now: float, seen: Seen) -> Plan:
         api_available = seen.api_pods is not None
@@ -44,8 +44,10 @@ class Agent:
         for name, pod in parents.items():
             checkpoint, secrets, config_maps = manifest.sanitized(pod)
             changed = self.disk.save(name, manifest.serialized(checkpoint))
-            if api_available and (changed or now - self.refreshed.get(name, -REFRESH_S) >= REFRESH_S):
-                self._copy(name, secrets, config_maps, now)
+            # every pass reads them again (a changed secret leaves the pod's spec unchanged); files change only with
+            # their data
+            if api_available and (changed or self.refresh):
+                self._copy(name, secrets, config_maps)
         self.checkpoints.learn(active=self.disk.active(), inactive=self.disk.inactive(), parents=set(parents),
                                self_name=self.self_name)
         plan = self.checkpoints.process(now, api_available=api_available, api_parents=set(parents),
@@ -55,7 +57,6 @@ class Agent:
             self.disk.stop(name)
         for name in plan.removes if self.collect else ():
             self.disk.remove(name)
-            self.refreshed.pop(name, None)
         # an active checkpoint follows its parent's newest spec (an upgrade saved since): never a stale copy
         for name, state in self.checkpoints.states.items():
             if state.action is Action.START or name in plan.starts:
@@ -69,7 +70,7 @@ class Agent:
         return {name for name in self.checkpoints.states
                 if name not in parents and self.disk.owner(name) in successors}
 
-    def _copy(self, name: str, secrets: list[str], config_maps: list[str], now: float) -> None:
+    def _copy(self, name: str, secrets: list[str], config_maps: list[str]) -> None:
         namespace = name.partition("/")[0]
         for kind, names, directory in (("secrets", secrets, manifest.secret_dir),
                                        ("configmaps", config_maps, manifest.config_map_dir)):
@@ -78,4 +79,3 @@ class Agent:
                 if data is None:
                     return  # tried again next pass
                 self.disk.save_data(directory(name, item), data)
-        self.refreshed[name] = now

@@ -4,7 +4,7 @@ checkpoint), a changed secret, a parent deleted from the API."""
 
 import json
 
-from harness.checkpointer.agent import REFRESH_S, Agent, Seen
+from harness.checkpointer.agent import Agent, Seen
 from harness.checkpointer.files import Disk
 from harness.checkpointer.manifest import CHECKPOINT
 from harness.checkpointer.state import Checkpoints
@@ -62,13 +62,31 @@ def test_after_an_upgrade_the_checkpoint_that_starts_is_the_new_version(tmp_path
     assert json.loads((tmp_path / ACTIVE).read_text())["spec"]["containers"][0]["image"] == "kube-apiserver:v1.35.4"
 
 
-def test_a_changed_secret_is_copied_again_within_the_refresh_period(tmp_path):
+def test_a_changed_secret_is_copied_again_in_the_next_pass_and_only_its_files_change(tmp_path):
     checkpointer, api = agent(tmp_path)
     checkpointer.run_once(0, Seen([parent()], [parent()], {NAME}))
+    written = (tmp_path / SECRET).stat().st_mtime_ns
+    checkpointer.run_once(3, Seen([parent()], [parent()], {NAME}))
+    assert (tmp_path / SECRET).stat().st_mtime_ns == written  # the same data: not written again
+    api.secret = b"key-2"  # the pod's spec is unchanged
+    checkpointer.run_once(6, Seen([parent()], [parent()], {NAME}))
+    assert (tmp_path / SECRET).read_bytes() == b"key-2"
+    # while the API is away the copy stays as it was
+    api.secret = b"key-3"
+    checkpointer.run_once(9, Seen(None, [parent()], {NAME}))
+    assert (tmp_path / SECRET).read_bytes() == b"key-2"
+
+
+def test_the_twins_checkpointer_that_never_refreshes_keeps_the_first_copy_until_the_spec_changes(tmp_path):
+    """clusters/defects/kind-stale-secrets.yaml."""
+    api = Api()
+    checkpointer = Agent(Disk(tmp_path), Checkpoints(grace_s=60.0), None, api.fetch, refresh=False)
+    checkpointer.run_once(0, Seen([parent()], [parent()], {NAME}))
     api.secret = b"key-2"
-    checkpointer.run_once(REFRESH_S / 2, Seen([parent()], [parent()], {NAME}))
-    assert (tmp_path / SECRET).read_bytes() == b"key-1"  # neither the parent nor the period changed
-    checkpointer.run_once(REFRESH_S, Seen([parent()], [parent()], {NAME}))
+    checkpointer.run_once(3, Seen([parent()], [parent()], {NAME}))
+    assert (tmp_path / SECRET).read_bytes() == b"key-1"
+    upgraded = parent("kube-apiserver:v1.35.4")
+    checkpointer.run_once(6, Seen([upgraded], [upgraded], {NAME}))
     assert (tmp_path / SECRET).read_bytes() == b"key-2"
 
 

@@ -3,7 +3,7 @@
 
 import pytest
 
-from harness.backends.kind.checkpointer import daemonset
+from harness.backends.kind.checkpointer import daemonset, defect_args
 from harness.backends.kind.topology import KindTopology
 from harness.backends.registry import get
 from harness.checkpointer import manifest
@@ -97,7 +97,11 @@ def test_a_self_hosted_kind_cluster_has_a_checkpointer_unless_its_twin_leaves_it
         kind(defects={"no_checkpointer": True})
     with pytest.raises(TopologyError, match="has none"):
         kind(kind={"self_hosted": True}, defects={"no_checkpointer": True, "checkpointer_never_collects": True})
-    assert daemonset("img", never_collect=True)["spec"]["template"]["spec"]["containers"][0]["args"] == ["--never-collect"]
+    with pytest.raises(TopologyError, match="checkpointer_presence_lock .* has none"):
+        kind(defects={"checkpointer_presence_lock": True})
+    twin = kind(kind={"self_hosted": True}, defects={"checkpointer_presence_lock": True})
+    assert defect_args(twin.defects) == ["--presence-lock"] and defect_args(kind().defects) == []
+    assert daemonset("img", ["--never-collect"])["spec"]["template"]["spec"]["containers"][0]["args"] == ["--never-collect"]
 
 
 def test_the_checkpointer_suite_skips_on_a_static_pod_cluster_and_the_static_pod_suite_on_a_self_hosted_one():
@@ -157,51 +161,84 @@ def test_a_stale_checkpoint_is_one_of_the_component_whose_command_is_not_the_cur
     assert checkpoints.stale(pods, "kube-apiserver", new) == {"n1": "kube-apiserver-old"}
 
 
-def test_of_two_checkpointers_on_a_node_one_acts_until_it_stops_then_the_other(tmp_path):
-    """The DaemonSet's pod and its checkpoint both run: the lock file lets one act (real processes, the API away,
-    a crictl that lists no pods)."""
-    import os
-    import subprocess
-    import sys
-    import time
+class TwoCheckpointers:
+    """Two real checkpointer processes on one node's lock file (the API away, a crictl that lists no pods), as the
+    DaemonSet's pod and its checkpoint run."""
 
-    (tmp_path / "kubelet.conf").write_text(KUBELET_CONF.replace("https://quorum-a1-control-plane:6443",
-                                                                "https://127.0.0.1:9"))
-    crictl = tmp_path / "crictl"
-    crictl.write_text("#!/bin/sh\necho '{\"items\": []}'\n")
-    crictl.chmod(0o755)
-    env = {**os.environ, "NODE_NAME": "n1", "POD_NAMESPACE": "kube-system", "POD_NAME": "quorum-checkpointer-x"}
-    argv = [sys.executable, "-m", "harness.checkpointer", "--kubeconfig", str(tmp_path / "kubelet.conf"),
-            "--crictl", str(crictl), "--lock-file", str(tmp_path / "lock"), "--interval", "0.2",
-            "--root", str(tmp_path / "node")]
+    def __init__(self, tmp_path, *extra: str) -> None:
+        import os
+        import sys
 
-    def start(log: str) -> subprocess.Popen:
-        return subprocess.Popen(argv, env=env, stdout=open(tmp_path / log, "w"), stderr=subprocess.STDOUT)
+        (tmp_path / "kubelet.conf").write_text(KUBELET_CONF.replace("https://quorum-a1-control-plane:6443",
+                                                                    "https://127.0.0.1:9"))
+        crictl = tmp_path / "crictl"
+        crictl.write_text("#!/bin/sh\necho '{\"items\": []}'\n")
+        crictl.chmod(0o755)
+        self.tmp_path = tmp_path
+        self.env = {**os.environ, "NODE_NAME": "n1", "POD_NAMESPACE": "kube-system", "POD_NAME": "quorum-checkpointer-x"}
+        self.argv = [sys.executable, "-m", "harness.checkpointer", "--kubeconfig", str(tmp_path / "kubelet.conf"),
+                     "--crictl", str(crictl), "--lock-file", str(tmp_path / "lock"), "--interval", "0.2",
+                     "--root", str(tmp_path / "node"), *extra]
+        self.processes = []
 
-    def holds(log: str) -> bool:
-        return "holding the lock" in (tmp_path / log).read_text()
+    def start(self, log: str):
+        import subprocess
 
-    first = start("first.log")
-    second = None
-    try:
-        deadline = time.monotonic() + 20
-        while not holds("first.log") and time.monotonic() < deadline:
+        process = subprocess.Popen(self.argv, env=self.env, stdout=open(self.tmp_path / log, "w"),
+                                   stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        return process
+
+    def holds(self, log: str, within_s: float) -> bool:
+        import time
+
+        deadline = time.monotonic() + within_s
+        while "holding the lock" not in (self.tmp_path / log).read_text():
+            if time.monotonic() > deadline:
+                return False
             time.sleep(0.1)
-        assert holds("first.log"), (tmp_path / "first.log").read_text()
-        second = start("second.log")
-        time.sleep(2)
-        assert "waiting for" in (tmp_path / "second.log").read_text() and not holds("second.log")
-        first.terminate()
-        assert first.wait(10) == 0
-        deadline = time.monotonic() + 10
-        while not holds("second.log") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert holds("second.log"), (tmp_path / "second.log").read_text()
-    finally:
-        for process in (first, second):
-            if process is not None and process.poll() is None:
+        return True
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+@pytest.mark.parametrize("ends", ["terminated", "killed"])
+def test_of_two_checkpointers_on_a_node_one_acts_until_it_ends_then_the_other(tmp_path, ends):
+    """One acts at a time; when the one acting ends, cleanly or by SIGKILL (scenario 2 of issue #23 kills it while
+    the API is down), the other takes over: the kernel releases a flock with its holder."""
+    node = TwoCheckpointers(tmp_path)
+    try:
+        first = node.start("first.log")
+        assert node.holds("first.log", within_s=20), (tmp_path / "first.log").read_text()
+        node.start("second.log")
+        assert not node.holds("second.log", within_s=2) and "waiting for" in (tmp_path / "second.log").read_text()
+        first.terminate() if ends == "terminated" else first.kill()
+        first.wait(10)
+        assert node.holds("second.log", within_s=10), (tmp_path / "second.log").read_text()
+    finally:
+        node.stop()
+
+
+def test_the_twins_presence_lock_outlives_a_killed_holder_and_only_a_clean_exit_releases_it(tmp_path):
+    """clusters/defects/kind-checkpointer-stale-lock.yaml: the lock is the file's existence."""
+    node = TwoCheckpointers(tmp_path, "--presence-lock")
+    try:
+        first = node.start("first.log")
+        assert node.holds("first.log", within_s=20), (tmp_path / "first.log").read_text()
+        first.kill()
+        first.wait(10)
+        second = node.start("second.log")
+        assert not node.holds("second.log", within_s=3), "a killed holder's presence lock was taken over"
+        (tmp_path / "lock.held").unlink()  # what the killed one never did
+        assert node.holds("second.log", within_s=10)
+        second.terminate()
+        assert second.wait(10) == 0 and not (tmp_path / "lock.held").exists()
+    finally:
+        node.stop()
 
 
 def test_a_runtime_that_prints_no_pod_list_is_a_node_error_not_a_crash(tmp_path):

@@ -68,7 +68,7 @@ class KindBackend(Backend):
                 self_hosted.pivot(cluster, say=tell)
             if topology.checkpointer:
                 checkpointer.install(cluster, build_checkpointer(engine), say=tell,
-                                     never_collect=topology.defects.checkpointer_never_collects)
+                                     args=checkpointer.defect_args(topology.defects))
             for done in defects.apply(cluster):
                 tell(f"defect: {done}")
             problems = cluster.problems_after(timeout_s)

@@ -15,6 +15,7 @@ from harness.errors import ClusterError
 
 if TYPE_CHECKING:
     from harness.backends.kind.target import KindTarget
+    from harness.backends.kind.topology import KindDefects
 
 NAME = "quorum-checkpointer"
 # host paths the checkpointer needs: the kubelet's directories, its credentials and the runtime's socket
@@ -31,11 +32,19 @@ def _env() -> list[dict]:
     return [{"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}} for name, path in fields.items()]
 
 
-def daemonset(image: str, never_collect: bool = False) -> dict:
-    """`never_collect`: the broken twin's checkpointer (clusters/defects/kind-stale-checkpoints.yaml)."""
+def defect_args(defects: "KindDefects") -> list[str]:
+    """The checkpointer's arguments for a broken twin's defects (none for a sound cluster)."""
+    flags = {"--never-collect": defects.checkpointer_never_collects,
+             "--never-refresh": defects.checkpointer_never_refreshes,
+             "--presence-lock": defects.checkpointer_presence_lock}
+    return [flag for flag, defect in flags.items() if defect]
+
+
+def daemonset(image: str, args: list[str] | None = None) -> dict:
+    """`args`: a broken twin's (defect_args)."""
     labels = {self_hosted.LABEL: NAME, "tier": "control-plane"}
     container = {"name": "checkpointer", "image": image, "imagePullPolicy": "Never",  # no registry: kind load
-                 "args": ["--never-collect"] if never_collect else [], "env": _env(), "securityContext": {"privileged": True},
+                 "args": list(args or []), "env": _env(), "securityContext": {"privileged": True},
                  "volumeMounts": [{"name": name, "mountPath": path, "readOnly": read_only}
                                   for name, (path, _, read_only) in HOST_PATHS.items()]}
     template = {"metadata": {"labels": labels, "annotations": {CHECKPOINT: "true"}},
@@ -66,22 +75,22 @@ def _in_place(cluster: "KindTarget", node: str) -> bool:
             and any(name.startswith("kube-system-kube-apiserver-") for name in files["inactive"]))
 
 
-def install(cluster: "KindTarget", image: str, say=lambda _: None, never_collect: bool = False) -> None:
+def install(cluster: "KindTarget", image: str, say=lambda _: None, args: list[str] | None = None) -> None:
     """The DaemonSet, then wait until on every control-plane node its own checkpoint is active and the apiserver's
     is saved: from then on a power loss of every node is survivable."""
-    say(f"self-hosted: the pod checkpointer ({image}) as a DaemonSet" + (", never collecting" if never_collect else ""))
-    self_hosted.create(cluster, daemonset(image, never_collect))
+    say(f"self-hosted: the pod checkpointer ({image}) as a DaemonSet" + (f", {' '.join(args)}" if args else ""))
+    self_hosted.create(cluster, daemonset(image, args))
     nodes = cluster.hosts("controller")
     self_hosted.wait_pivot(lambda: all(_in_place(cluster, node) for node in nodes),
                            "the checkpointer's own checkpoint active and the apiserver's saved on every control-plane "
                            "node", doing="installing the pod checkpointer")
 
 
-def collect_never(cluster: "KindTarget") -> None:
-    """Turn a running cluster's checkpointer into the broken twin's (`--never-collect`), rolled out by its DaemonSet;
-    for the twin proof on a cluster that had a sound one (tests/integration/test_kind_self_hosted.py)."""
+def roll_out_args(cluster: "KindTarget", args: list[str]) -> None:
+    """Turn a running cluster's checkpointer into a broken twin's (defect_args), rolled out by its DaemonSet; for the
+    twin proofs on a cluster that had a sound one (tests/integration/test_kind_self_hosted.py)."""
     path = f"/apis/apps/v1/namespaces/kube-system/daemonsets/{NAME}"
-    patch = [{"op": "add", "path": "/spec/template/spec/containers/0/args", "value": ["--never-collect"]}]
+    patch = [{"op": "add", "path": "/spec/template/spec/containers/0/args", "value": list(args)}]
     response = cluster.api.request("PATCH", path, patch, timeout=30.0, content_type="application/json-patch+json")
     if response.status_code != 200:
         raise ClusterError(f"patching the checkpointer's DaemonSet: HTTP {response.status_code} {response.text[:300]}",
@@ -92,11 +101,11 @@ def collect_never(cluster: "KindTarget") -> None:
         pods = cluster.api.request("GET", f"/api/v1/namespaces/kube-system/pods?labelSelector={self_hosted.LABEL}%3D{NAME}",
                                    timeout=5.0).json().get("items", [])
         names = {f"kube-system-{p['metadata']['name']}.json" for p in pods
-                 if p["spec"]["containers"][0].get("args") == ["--never-collect"] and pod_ready(p)}
+                 if (p["spec"]["containers"][0].get("args") or []) == list(args) and pod_ready(p)}  # [] is stored as none
         # each node's new pod Ready and its own checkpoint the active one
         return len(names) == len(nodes) and all(checkpoints(cluster, node)["active"] & names for node in nodes)
 
-    self_hosted.wait_pivot(rolled_out, "the never-collecting checkpointer running, its own checkpoint active, on every "
+    self_hosted.wait_pivot(rolled_out, f"the checkpointer running with {args}, its own checkpoint active, on every "
                            "control-plane node", doing="turning the checkpointer into the twin's")
 
 

@@ -43,6 +43,13 @@ class KindDefects(Strict):
     checkpointer_never_collects: bool = Field(
         False, description="the pod checkpointer never removes a checkpoint: an upgraded apiserver's old checkpoint "
                            "stays on the node, and the next power loss starts it again")
+    checkpointer_never_refreshes: bool = Field(
+        False, description="the pod checkpointer copies a checkpointed pod's secrets only when the pod's spec "
+                           "changed: a changed secret is never refreshed, and a power loss brings the old one back")
+    checkpointer_presence_lock: bool = Field(
+        False, description="the pod checkpointer's lock is its lock file's existence, removed only at a clean exit: "
+                           "a checkpointer killed while the API is down leaves it behind, and the restarted one waits "
+                           "for it forever, so its checkpoints are never handed back")
 
 
 class KindTopology(Strict):
@@ -78,9 +85,10 @@ class KindTopology(Strict):
         if self.defects.apiserver_updated_in_place and not self.kind.self_hosted:
             raise ValueError("defects.apiserver_updated_in_place changes how a self-hosted apiserver is updated, but "
                              "kind.self_hosted is false: set it or drop the defect")
-        if self.defects.checkpointer_never_collects and not self.checkpointer:
-            raise ValueError("defects.checkpointer_never_collects changes the pod checkpointer, but this cluster has "
-                             "none (kind.self_hosted false, or defects.no_checkpointer): drop one of them")
+        for defect in ("checkpointer_never_collects", "checkpointer_never_refreshes", "checkpointer_presence_lock"):
+            if getattr(self.defects, defect) and not self.checkpointer:
+                raise ValueError(f"defects.{defect} changes the pod checkpointer, but this cluster has none "
+                                 "(kind.self_hosted false, or defects.no_checkpointer): drop one of them")
         if self.defects.worker_link_mbit and not self.kind.workers:
             raise ValueError("defects.worker_link_mbit throttles the workers' links, but kind.workers is 0: "
                              "add workers or drop the defect")
