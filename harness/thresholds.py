@@ -293,6 +293,7 @@ def kind_whole_cluster_after_s(apiserver_back_s: float) -> float:
 # ---- a self-hosted control plane kept by the pod checkpointer (docs/checkpointer.md) --------------------------------
 CHECKPOINTER_INTERVAL_S = checkpointer_agent.INTERVAL_S  # one pass every 3 s
 CHECKPOINTER_START_ALLOWANCE_S = 10.0  # its own checkpoint started by the kubelet, python3 up, the lock taken
+CHECKPOINTER_PASS_ALLOWANCE_S = 3.0  # one pass itself: the runtime's sandboxes (crictl), the API's pods, the copies
 
 
 def checkpoint_api_ready_s() -> float:
@@ -310,6 +311,13 @@ def checkpoint_hand_back_s() -> float:
     kubelet learns its pods from the API and starts the parent (its timers: kind_node_rejoin_s), the apiserver starts,
     and the next pass deactivates the checkpoint, which the kubelet stops."""
     return kind_node_rejoin_s() + CHECKPOINTER_INTERVAL_S + KUBELET_MANIFEST_PICKUP_S
+
+
+def checkpoint_refresh_s() -> float:
+    """From a checkpointed pod's secret changing in the API until the node's copy holds the new data: the pass under
+    way may have read it just before and still runs, then the interval, then the next pass reads and writes it; plus
+    the observer's poll."""
+    return 2 * CHECKPOINTER_PASS_ALLOWANCE_S + CHECKPOINTER_INTERVAL_S + OBSERVATION_S
 
 
 def rollout_undo_s(grace_period_s: float) -> float:

@@ -8,13 +8,16 @@ from harness.history import History
 
 
 @checker("recovery")
-def recovered_within(history: History, *, event: str, what: str, max_s: float, since: str = "start") -> Verdict:
+def recovered_within(history: History, *, event: str, what: str, max_s: float, since: str = "start",
+                     fault: str | None = None) -> Verdict:
     """The first `event` after the last fault's start (since="start"), end (since="end") or the first event named
-    `since` after its start (an operator's action the scenario recorded) came within max_s. The scenario records
-    `event` when it first observes the recovered state (e.g. every node Ready)."""
-    windows = history.fault_windows()
+    `since` after its start (an operator's action the scenario recorded) came within max_s; `fault` names which
+    fault (its last one), when a later fault is part of the same scenario. The scenario records `event` when it
+    first observes the recovered state (e.g. every node Ready)."""
+    windows = history.fault_windows(fault)
     if not windows:
-        return Verdict("recovery", Status.UNKNOWN, "no fault was recorded, so there is nothing to recover from")
+        return Verdict("recovery", Status.UNKNOWN, f"no {fault or 'fault'} was recorded, so there is nothing to "
+                       "recover from")
     start, end, fault = windows[-1]
     if since == "start":
         origin, named = start, "the fault's start"
@@ -27,14 +30,32 @@ def recovered_within(history: History, *, event: str, what: str, max_s: float, s
         named = since
         if origin is None:
             return Verdict("recovery", Status.UNKNOWN, f"no {since} was recorded after the fault's start")
+    return _first_after(history, "recovery", "recovered_after_s", event=event, origin=origin, named=named, what=what,
+                        max_s=max_s)
+
+
+def _first_after(history: History, checker: str, figure: str, *, event: str, origin: float, named: str, what: str,
+                 max_s: float) -> Verdict:
+    """The first `event` at or after `origin` came within max_s; its delay is the figure named `figure`."""
     seen = next((e for e in history.events_of(event) if e.t >= origin), None)
     if seen is None:
-        return Verdict("recovery", Status.FAIL, f"{what} was never observed after {named}", {"bound_s": max_s})
+        return Verdict(checker, Status.FAIL, f"{what} was never observed after {named}", {"bound_s": max_s})
     took = seen.t - origin
-    figures = {"recovered_after_s": round(took, 2), "bound_s": max_s}
+    figures = {figure: round(took, 2), "bound_s": max_s}
     if took > max_s:
-        return Verdict("recovery", Status.FAIL, f"{what} {fmt(took)} after {named}, more than {fmt(max_s)}", figures)
-    return Verdict("recovery", Status.PASS, f"{what} {fmt(took)} after {named} (bound {fmt(max_s)})", figures)
+        return Verdict(checker, Status.FAIL, f"{what} {fmt(took)} after {named}, more than {fmt(max_s)}", figures)
+    return Verdict(checker, Status.PASS, f"{what} {fmt(took)} after {named} (bound {fmt(max_s)})", figures)
+
+
+@checker("followed-within")
+def followed_within(history: History, *, cause: str, effect: str, what: str, max_s: float) -> Verdict:
+    """The first `effect` event after the first `cause` event came within max_s: the scenario records `cause` when it
+    makes a change (not a fault: e.g. a secret updated) and `effect` when it first observes the change taken up."""
+    start = next((e.t for e in history.events_of(cause)), None)
+    if start is None:
+        return Verdict("followed-within", Status.UNKNOWN, f"no {cause} was recorded, so there is nothing to follow")
+    return _first_after(history, "followed-within", "after_s", event=effect, origin=start, named=cause, what=what,
+                        max_s=max_s)
 
 
 @checker("never-observed")

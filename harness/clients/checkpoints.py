@@ -13,6 +13,7 @@ from harness.checkpointer.manifest import ready as pod_ready  # one definition, 
 from harness.clients.kubeapi import ApiClient
 
 LABEL = "k8s-app"  # how the self-hosted workloads label their pods (Typhoon and bootkube do the same)
+CHECKPOINTERS = ("pod-checkpointer", "quorum-checkpointer")  # bootkube's and Typhoon's name, and Quorum's
 
 
 @dataclass(frozen=True)
@@ -62,3 +63,9 @@ def stale(pods: list[dict], component: str, command: list[str]) -> dict[str, str
         if of.startswith(f"{component}-") and pod["spec"]["containers"][0].get("command") != command:
             found[pod.get("spec", {}).get("nodeName", "")] = of
     return found
+
+
+def checkpointer_containers(pods: list[dict]) -> set[str]:
+    """The names of the checkpointer pods' containers among `pods` (one per checkpointer image)."""
+    return {container["name"] for app in CHECKPOINTERS for pod in parents(pods, app)
+            for container in pod.get("spec", {}).get("containers", [])}

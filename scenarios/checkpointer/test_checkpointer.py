@@ -2,14 +2,15 @@
 kube-apiserver is a DaemonSet's pod, which only the API can hand to a kubelet; when every control-plane node loses
 power at once, the pod checkpointer's copies on each node's disk must bring the API back, then hand over to the
 DaemonSet's pods again (docs/checkpointer.md). Everything is observed through the API, so the suite judges any
-self-hosted cluster with a bootkube-style checkpointer."""
+self-hosted cluster with a bootkube-style checkpointer; the kill of the checkpointer reaches it through the node's
+container runtime (Capability.PODS), since no API is there to name it."""
 
 import pytest
 
 from harness.checkers.recovery import object_kept, recovered_within
 from harness.clients import checkpoints
 from harness.clients.marker import read_marker, write_marker
-from harness.faults import NodeRestart
+from harness.faults import ContainerKill, NodeRestart
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_recorded
 from harness.target.capabilities import Capability
@@ -24,6 +25,36 @@ def _taken_over(cluster, nodes: int) -> bool:
     return seen is not None and seen.taken_over(nodes)
 
 
+def _recovered(cluster, history, nodes: int) -> list:
+    """Wait for and judge what follows the power loss (the last node-restart): the API back from the checkpoints
+    (bound: checkpoint_api_ready_s), every node's DaemonSet pod back with no checkpoint left (checkpoint_hand_back_s),
+    the whole cluster healthy; the last verdict is the whole cluster's."""
+    api_bound, hand_back_bound = checkpoint_api_ready_s(), checkpoint_hand_back_s()
+    powered_on = history.fault_windows(NodeRestart.name)[-1][1]
+    api_back = wait_recorded(history, "checkpointer.api-ready", cluster.api.ready, timeout_s=api_bound + 5.0)
+    if api_back is not None:  # with no API there is nothing to hand back to (the verdicts below say so)
+        wait_recorded(history, "checkpointer.handed-back", lambda: _taken_over(cluster, nodes),
+                      timeout_s=api_back - powered_on + hand_back_bound + 5.0)
+        wait_recorded(history, "checkpointer.healthy", lambda: not cluster.problems(),
+                      timeout_s=kind_power_loss_recovery_s() + 5.0)
+    return [recovered_within(history, event="checkpointer.api-ready", what="the API answering through the LB",
+                             max_s=api_bound, since="end", fault=NodeRestart.name),
+            recovered_within(history, event="checkpointer.handed-back",
+                             what="every node's DaemonSet apiserver Ready and no checkpoint of it running",
+                             max_s=api_bound + hand_back_bound, since="end", fault=NodeRestart.name),
+            recovered_within(history, event="checkpointer.healthy", what="the whole cluster healthy",
+                             max_s=api_bound + hand_back_bound, since="end", fault=NodeRestart.name)]
+
+
+def _recovery_measure(healthy):
+    return from_verdict("power_loss_recovery_s", healthy, "recovered_after_s",
+                        bound=checkpoint_api_ready_s() + checkpoint_hand_back_s(),
+                        bound_source="the API back from its checkpoints (a node's boot, etcd's or the checkpointer's "
+                                     "start, one pass, the kubelet's manifest pick-up, the apiserver's start-up, one "
+                                     "LB check), then handed back to the DaemonSet (the kubelet's rejoin timers, one "
+                                     "pass, the manifest pick-up)")
+
+
 def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_checkpoints(
         cluster, history, nemesis):
     """Kill every control-plane node at once and start them again. Nothing but the nodes' disks can start the
@@ -36,29 +67,40 @@ def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_ch
     marker = write_marker(cluster.api)
     with nemesis.fault(NodeRestart()):
         pass  # the nodes were killed and started again; heal only makes sure they all run
-    api_bound, hand_back_bound = checkpoint_api_ready_s(), checkpoint_hand_back_s()
-    api_back = wait_recorded(history, "checkpointer.api-ready", cluster.api.ready, timeout_s=api_bound + 5.0)
-    checks = [recovered_within(history, event="checkpointer.api-ready", what="the API answering through the LB",
-                               max_s=api_bound, since="end")]
-    if api_back is not None:  # with no API there is nothing to hand back to (the verdicts below say so)
-        wait_recorded(history, "checkpointer.handed-back", lambda: _taken_over(cluster, nodes),
-                      timeout_s=api_back - history.fault_windows()[-1][1] + hand_back_bound + 5.0)
-        wait_recorded(history, "checkpointer.healthy", lambda: not cluster.problems(),
-                      timeout_s=kind_power_loss_recovery_s() + 5.0)
-    handed_back = recovered_within(history, event="checkpointer.handed-back",
-                                   what="every node's DaemonSet apiserver Ready and no checkpoint of it running",
-                                   max_s=api_bound + hand_back_bound, since="end")
-    healthy = recovered_within(history, event="checkpointer.healthy", what="the whole cluster healthy",
-                               max_s=api_bound + hand_back_bound, since="end")
+    recovery = _recovered(cluster, history, nodes)
     verdicts = judge(
-        history, *checks, handed_back, healthy,
+        history, *recovery,
         object_kept(what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
         figures={"checkpoints_after": str(checkpoints.view(cluster.api))},
-        measures=[from_verdict("power_loss_recovery_s", healthy, "recovered_after_s",
-                               bound=api_bound + hand_back_bound,
-                               bound_source="the API back from its checkpoints (a node's boot, etcd's or the "
-                                            "checkpointer's start, one pass, the kubelet's manifest pick-up, the "
-                                            "apiserver's start-up, one LB check), then handed back to the DaemonSet "
-                                            "(the kubelet's rejoin timers, one pass, the manifest pick-up)")],
+        measures=[_recovery_measure(recovery[-1])],
     )
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.requires(Capability.PODS)
+def test_the_checkpointer_killed_while_the_api_is_down_still_brings_it_back(cluster, history, nemesis):
+    """The same power loss; then on every control-plane node the checkpointer is SIGKILLed right after it started
+    the apiserver's checkpoint, before that apiserver answers. The kubelet restarts it from its own checkpoint, and
+    with nothing but its files it must keep the apiserver's checkpoint active while the API is away, then hand back
+    to the DaemonSet's pods: the same bounds as the power loss alone, timed from power-on (the kill comes seconds
+    after it, docs/checkpointer.md). A kill after the API answered would test nothing: every apiserver is asked directly as soon as the kill
+    is done, and an answer fails the run as inconclusive."""
+    nodes = len(cluster.hosts(HostRole.CONTROLLER))
+    pods = checkpoints.namespace_pods(cluster.api)
+    containers = checkpoints.checkpointer_containers(pods or [])
+    assert _taken_over(cluster, nodes) and len(containers) == 1, (
+        f"before the fault: {checkpoints.view(cluster.api)}; checkpointer containers {containers}")
+    with nemesis.fault(NodeRestart()):
+        pass
+    with nemesis.fault(ContainerKill(container=containers.pop(), after="kube-apiserver")) as kill:
+        pass
+    # each apiserver asked directly (the load balancer's checks lag): one that answers makes the run inconclusive
+    answering = [host for host in cluster.hosts(HostRole.CONTROLLER) if cluster.apiserver(host).ready(timeout=1.0)]
+    assert not answering, (f"the apiserver on {answering} answered as soon as the checkpointer was killed: the kill "
+                           "came too late to test a checkpointer killed while the API is down")
+    recovery = _recovered(cluster, history, nodes)
+    verdicts = judge(history, *recovery,
+                     figures={"killed": str(kill.captured.get("killed")),
+                              "checkpoints_after": str(checkpoints.view(cluster.api))},
+                     measures=[_recovery_measure(recovery[-1])])
     assert all(verdicts), explain_all(verdicts)

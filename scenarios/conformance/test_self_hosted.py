@@ -6,14 +6,13 @@ stops the last apiserver (a new pod beside the old one, and a PodDisruptionBudge
 import pytest
 
 from harness.checkpointer.manifest import CHECKPOINT
-from harness.clients.checkpoints import LABEL, parents
+from harness.clients.checkpoints import CHECKPOINTERS, LABEL, parents
 from harness.target.capabilities import Capability
 
 pytestmark = [pytest.mark.conformance, pytest.mark.requires(Capability.SELF_HOSTED)]
 
 NAMESPACE = "/api/v1/namespaces/kube-system"
 APISERVER = "kube-apiserver"
-CHECKPOINTERS = ("pod-checkpointer", "quorum-checkpointer")  # bootkube's and Typhoon's name, and Quorum's
 
 
 def _get(cluster, path: str) -> dict:

@@ -60,6 +60,13 @@ CASES = [
     # a checkpointer that never collects: the upgraded apiserver's old checkpoint starts again after the power loss
     ("kind-stale-checkpoints", "scenarios/checkpointer/test_upgrade_then_power_loss.py", "upgraded_then",
      "[never-observed: fail] a checkpoint of the apiserver's old version running observed"),
+    # a checkpointer whose lock outlives it: killed while the API is down, it leaves the lock held, the restarted one
+    # waits for it for good and the apiserver's checkpoint is never handed back (a power loss alone clears /run)
+    ("kind-checkpointer-stale-lock", "scenarios/checkpointer/test_checkpointer.py", "killed_while",
+     "every node's DaemonSet apiserver Ready and no checkpoint of it running was never observed"),
+    # a checkpointer that copies secrets only when the pod's spec changed: a changed secret's copy stays old
+    ("kind-stale-secrets", "scenarios/checkpointer/test_secret_refresh.py", "refreshed",
+     "[followed-within: fail] the node's copy holding the changed secret was never observed"),
     ("kind-restart-never", "scenarios/static_pods/test_static_pods.py", "killed", "[recovery: fail]"),
     # one control plane whose static pods are never restarted: with no standby, nobody takes a paused or a killed
     # leader's lease over (the pause first: it is healed, the killed leader never returns)
@@ -119,6 +126,10 @@ PROVEN_ELSEWHERE = {
                                "test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad_flag",
     "kind-stale-checkpoints": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_checkpointer_"
                               "that_never_collects_runs_the_old_apiserver_after_an_upgrade_and_a_reboot",
+    "kind-stale-secrets": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_"
+                                         "checkpointer_that_never_refreshes_keeps_a_changed_secrets_old_copy",
+    "kind-checkpointer-stale-lock": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_"
+                                    "checkpointer_whose_lock_outlives_it_is_never_handed_back_after_it_is_killed",
     "kind-lb-no-health-check": "tests/integration/test_kind_cluster.py::"
                                "test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario",
 }
@@ -131,6 +142,12 @@ DEEP = {
     "kind-stale-checkpoints": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
                               "checkpointer rolled out with --never-collect (test_kind_self_hosted.py); this builds "
                               "the twin itself (~5 min)",
+    "kind-stale-secrets": "CI proves the same scenario failing for the same reason on "
+                                         "kind-self-hosted-1 with its checkpointer rolled out with --never-refresh "
+                                         "(test_kind_self_hosted.py); this builds the twin itself (~3 min)",
+    "kind-checkpointer-stale-lock": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 "
+                                    "with its checkpointer rolled out with --presence-lock (test_kind_self_hosted.py); "
+                                    "this builds the twin itself (~6 min)",
     "kind-lb-no-health-check": "CI proves the same scenario failing for the same reason on the kind module's cluster "
                                "with its load balancer's health checks removed (test_kind_cluster.py); this builds "
                                "the twin itself (~3 min)",

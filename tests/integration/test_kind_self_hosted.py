@@ -3,12 +3,16 @@ it, then `quorum up` pivots kube-apiserver to a DaemonSet and the controller-man
 (harness/backends/kind/self_hosted.py). What the checkpointer scenarios stand on: only etcd is left a static pod,
 the self-hosted pods hold the leases, the kind target finds and signals them, and the kubelet restarts a killed
 self-hosted apiserver; holds and flag overrides, which rewrite static manifests, are refused by name. The pod
-checkpointer keeps its own checkpoint active and the apiserver's saved; the checkpointer suite (a power loss, a bad
-flag rolled out to the apiservers) and the self-hosted conformance checks pass on this cluster. Then it is turned into
-two twins in turn, and the same scenarios and checks fail for each twin's reason: its apiserver updated in place with
-no PodDisruptionBudget (kind-apiserver-in-place), then its checkpointer removed (kind-no-checkpointer). CI builds one
+checkpointer keeps its own checkpoint active and the apiserver's saved; the checkpointer suite (a power loss, the
+checkpointer killed while the API is down, a bad flag rolled out to the apiservers, an upgrade then a power loss, a
+checkpointed secret changed) and the self-hosted conformance checks pass on this cluster. Then it is turned into
+each twin in turn, and the same scenarios and checks fail for each twin's reason: its apiserver updated in place with
+no PodDisruptionBudget (kind-apiserver-in-place), a checkpointer that never collects (kind-stale-checkpoints), one that
+never refreshes a secret (kind-stale-secrets), one whose lock outlives it (kind-checkpointer-stale-lock),
+then its checkpointer removed (kind-no-checkpointer). CI builds one
 self-hosted cluster for all of it; test_defect_twins.py re-proves each twin on its own build, nightly."""
 
+import re
 import subprocess
 import sys
 import time
@@ -110,9 +114,11 @@ def _reason(twin: str) -> str:
 def test_the_checkpointer_suite_passes_after_a_power_loss_a_bad_apiserver_update_and_an_upgrade_then_a_power_loss(
         self_hosted, tmp_path):
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories")
-    assert code == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
+    assert code == 0 and "5 passed" in output.splitlines()[-1], output[-4000:]
     histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
     assert "checkpointer.api-ready" in histories and "checkpointer.handed-back" in histories
+    assert re.search(r'"killed": "\{\'[a-z0-9-]+\': \[\'[0-9a-f]{64}\'\]', histories)  # the checkpointer, killed
+    assert "checkpointer.secret-refreshed" in histories
     assert "rollout.failing" in histories and "rollout.restored" in histories and "rollout.done" in histories
 
 
@@ -156,13 +162,47 @@ def test_the_same_cluster_with_a_checkpointer_that_never_collects_runs_the_old_a
         self_hosted, tmp_path):
     """The twin kind-stale-checkpoints on this cluster: its checkpointer rolled out with --never-collect,
     the upgrade-then-power-loss scenario fails for the twin's reason (the old version's checkpoint runs again)."""
-    from harness.backends.kind.checkpointer import collect_never
+    from harness.backends.kind.checkpointer import roll_out_args
 
-    collect_never(self_hosted)
+    roll_out_args(self_hosted, ["--never-collect"])
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
                                        "scenarios/checkpointer/test_upgrade_then_power_loss.py")
     assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
     assert _reason("kind-stale-checkpoints") in output, output[-4000:]
+
+
+def test_the_same_cluster_with_a_checkpointer_that_never_refreshes_keeps_a_changed_secrets_old_copy(self_hosted, tmp_path):
+    """The twin kind-stale-secrets on this cluster: its checkpointer rolled out with --never-refresh,
+    the secret-refresh scenario fails for the twin's reason (the node's copy keeps the old value)."""
+    from harness.backends.kind.checkpointer import roll_out_args
+
+    roll_out_args(self_hosted, ["--never-refresh"])
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
+                                       "scenarios/checkpointer/test_secret_refresh.py")
+    assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
+    assert _reason("kind-stale-secrets") in output, output[-4000:]
+
+
+def test_the_same_cluster_with_a_checkpointer_whose_lock_outlives_it_is_never_handed_back_after_it_is_killed(
+        self_hosted, tmp_path):
+    """The twin kind-checkpointer-stale-lock on this cluster: its checkpointer rolled out with --presence-lock, the
+    scenario that kills it while the API is down fails for the twin's reason (the restarted checkpointer waits for
+    its dead predecessor's lock, so the apiserver's checkpoint is never handed back). Before the last twin, which
+    takes every checkpoint away."""
+    from harness.backends.kind.checkpointer import roll_out_args
+    from harness.clients.checkpoints import view
+
+    roll_out_args(self_hosted, ["--presence-lock"])
+    try:
+        code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
+                                           "scenarios/checkpointer/test_checkpointer.py::"
+                                           "test_the_checkpointer_killed_while_the_api_is_down_still_brings_it_back")
+        assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
+        assert _reason("kind-checkpointer-stale-lock") in output, output[-4000:]
+    finally:  # a sound checkpointer again, which hands the apiserver's checkpoint back (the last twin starts from that)
+        roll_out_args(self_hosted, [])
+        assert eventually(lambda: (seen := view(self_hosted.api)) is not None and seen.taken_over(1), 120, 2.0), \
+            view(self_hosted.api)
 
 
 def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.checkers.recovery import never_observed, object_kept, recovered_within
+from harness.checkers.recovery import followed_within, never_observed, object_kept, recovered_within
 from harness.clients.marker import MarkerWrite
 from harness.checkers.verdict import Status
 from harness.errors import TopologyError
@@ -97,6 +97,29 @@ def test_a_state_that_must_never_happen_fails_when_seen_after_the_faults_start_o
     seen = never_observed(history, event="checkpointer.stale", what="stale")
     assert seen.status is Status.FAIL and "kube-apiserver-old" in seen.explanation and seen.figures["observed"] == 1
     assert never_observed(History(), event="checkpointer.stale", what="stale").status is Status.UNKNOWN
+
+
+def test_recovery_is_timed_from_the_named_fault_when_a_later_fault_belongs_to_the_scenario():
+    history = _faulted()
+    history.event("fault.start", t=12.0, id="f2", name="container-kill")
+    history.event("fault.end", t=14.0, id="f2", name="container-kill")
+    history.event("kind.healthy", t=18.5)  # 4.5 s after the kill's end, 6.5 s after the power loss's
+    assert recovered_within(history, event="kind.healthy", what="healthy", max_s=5.0, since="end").status is Status.PASS
+    named = recovered_within(history, event="kind.healthy", what="healthy", max_s=5.0, since="end",
+                             fault=history.fault_windows()[0][2]["name"])
+    assert named.status is Status.FAIL and named.figures["recovered_after_s"] > 5.0
+
+
+def test_followed_within_times_the_first_effect_after_the_cause():
+    history = History()
+    assert followed_within(history, cause="c", effect="e", what="x", max_s=5.0).status is Status.UNKNOWN
+    history.event("e", t=1.0)  # before the cause: it does not count
+    history.event("c", t=2.0)
+    assert followed_within(history, cause="c", effect="e", what="x", max_s=5.0).status is Status.FAIL
+    history.event("e", t=6.5)
+    assert followed_within(history, cause="c", effect="e", what="x", max_s=5.0).status is Status.PASS
+    late = followed_within(history, cause="c", effect="e", what="x", max_s=4.0)
+    assert late.status is Status.FAIL and late.figures["after_s"] == 4.5
 
 
 def test_recovery_never_seen_fails_and_without_a_fault_is_unknown():
