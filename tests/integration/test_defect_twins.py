@@ -127,7 +127,7 @@ PROVEN_ELSEWHERE = {
     "kind-stale-checkpoints": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_checkpointer_"
                               "that_never_collects_runs_the_old_apiserver_after_an_upgrade_and_a_reboot",
     "kind-stale-secrets": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_"
-                                         "checkpointer_that_never_refreshes_keeps_a_changed_secrets_old_copy",
+                          "checkpointer_that_never_refreshes_keeps_a_changed_secrets_old_copy",
     "kind-checkpointer-stale-lock": "tests/integration/test_kind_self_hosted.py::test_the_same_cluster_with_a_"
                                     "checkpointer_whose_lock_outlives_it_is_never_handed_back_after_it_is_killed",
     "kind-lb-no-health-check": "tests/integration/test_kind_cluster.py::"
@@ -142,9 +142,9 @@ DEEP = {
     "kind-stale-checkpoints": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
                               "checkpointer rolled out with --never-collect (test_kind_self_hosted.py); this builds "
                               "the twin itself (~5 min)",
-    "kind-stale-secrets": "CI proves the same scenario failing for the same reason on "
-                                         "kind-self-hosted-1 with its checkpointer rolled out with --never-refresh "
-                                         "(test_kind_self_hosted.py); this builds the twin itself (~3 min)",
+    "kind-stale-secrets": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
+                          "checkpointer rolled out with --never-refresh (test_kind_self_hosted.py); this builds the "
+                          "twin itself (~3 min)",
     "kind-checkpointer-stale-lock": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 "
                                     "with its checkpointer rolled out with --presence-lock (test_kind_self_hosted.py); "
                                     "this builds the twin itself (~6 min)",

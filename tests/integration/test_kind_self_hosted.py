@@ -8,9 +8,8 @@ checkpointer killed while the API is down, a bad flag rolled out to the apiserve
 checkpointed secret changed) and the self-hosted conformance checks pass on this cluster. Then it is turned into
 each twin in turn, and the same scenarios and checks fail for each twin's reason: its apiserver updated in place with
 no PodDisruptionBudget (kind-apiserver-in-place), a checkpointer that never collects (kind-stale-checkpoints), one that
-never refreshes a secret (kind-stale-secrets), one whose lock outlives it (kind-checkpointer-stale-lock),
-then its checkpointer removed (kind-no-checkpointer). CI builds one
-self-hosted cluster for all of it; test_defect_twins.py re-proves each twin on its own build, nightly."""
+never refreshes a secret (kind-stale-secrets), one whose lock outlives it (kind-checkpointer-stale-lock), then its
+checkpointer removed (kind-no-checkpointer). CI builds one self-hosted cluster for all of it; test_defect_twins.py re-proves each twin on its own build, nightly."""
 
 import re
 import subprocess
