@@ -313,6 +313,9 @@ def checkpoint_hand_back_s() -> float:
     return kind_node_rejoin_s() + CHECKPOINTER_INTERVAL_S + KUBELET_MANIFEST_PICKUP_S
 
 
+KUBELET_SYNC_PERIOD_S = 60.0  # the kubelet's --sync-frequency default: how stale a running pod's mounted secret may be
+
+
 def checkpoint_refresh_s() -> float:
     """From a checkpointed pod's secret changing in the API until the node's copy holds the new data: the pass under
     way may have read it just before and still runs, then the interval, then the next pass reads and writes it; plus

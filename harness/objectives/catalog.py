@@ -68,7 +68,11 @@ MEASURES = {spec.name: spec for spec in (
           [f"{LOAD}::*"]),
     _spec("power_loss_recovery_s", "s", "every control-plane node powered off at once until all is healthy",
           [f"{STATIC}::test_every_control_plane_node_loses_power_at_once*",
-           f"{CHECKPOINTER}::test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_checkpoints"]),
+           f"{CHECKPOINTER}::test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_checkpoints",
+           f"{CHECKPOINTER}::test_the_checkpointer_killed_while_the_api_is_down_still_brings_it_back",
+           "scenarios/checkpointer/test_upgrade_then_power_loss.py::*"]),
+    _spec("checkpoint_refresh_s", "s", "a checkpointed pod's changed secret until the node's copy holds it",
+          ["scenarios/checkpointer/test_secret_refresh.py::*"]),
     _spec("snapshot_restore_s", "s", "quorum lost for good until the cluster serves again from a snapshot",
           [f"{ETCD}::test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good"]),
 )}

@@ -43,6 +43,9 @@ SOURCES = {
     "nodes_not_ready": "no healthy node may be taken for dead (KEP-589: heartbeats every 10 s, grace 40-50 s)",
     "power_loss_recovery_s": "a node's boot (20 s) + etcd's and the apiserver's start-up allowances + the "
                              "kubelet's status period (10 s) + one LB check (2 s), harness/thresholds.py",
+    "checkpoint_refresh_s": "no staler than a running pod's own mounted secret: the kubelet's sync period (60 s "
+                            "default) + the watch cache's propagation delay (none: Kubernetes docs, Secrets, mounted "
+                            "Secrets are updated automatically)",
     "snapshot_restore_s": "etcd's and the apiserver's start-up allowances + a lease failover (24.3 s) + the "
                           "LB's rise checks (2 x 2 s)",
 }
@@ -69,6 +72,7 @@ class Objectives(BaseModel):
     nodes_not_ready: int = Field(0, ge=0)
     power_loss_recovery_s: float = Field(t.kind_power_loss_recovery_s(), gt=0)
     snapshot_restore_s: float = Field(default_factory=_default_restore_s, gt=0)
+    checkpoint_refresh_s: float = Field(t.KUBELET_SYNC_PERIOD_S, gt=0)
 
     @field_validator("time_to_healthy_s", "api_p99_s")
     @classmethod

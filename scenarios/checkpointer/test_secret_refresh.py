@@ -9,6 +9,7 @@ import pytest
 
 from harness.checkers.recovery import followed_within
 from harness.clients import checkpointed_secret
+from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_recorded
 from harness.target.capabilities import Capability
 from harness.thresholds import checkpoint_refresh_s
@@ -25,7 +26,8 @@ def _copied(cluster, value: str) -> bool:
 def test_a_checkpointed_pods_changed_secret_is_refreshed_on_its_node(cluster, history):
     """Create a secret and a pod annotated for checkpointing that mounts it, on a control-plane node; once the node
     holds the copy, change the secret: the node's copy holds the new value within checkpoint_refresh_s (the pass
-    under way, the interval, the next pass)."""
+    under way, the interval, the next pass: configuration), and within the checkpoint_refresh_s objective (no staler
+    than a running pod's own mount, the kubelet's sync period)."""
     first, second = secrets.token_hex(8), secrets.token_hex(8)
     bound = checkpoint_refresh_s()
     with checkpointed_secret.checkpointed_pod(cluster.api, first):
@@ -39,5 +41,7 @@ def test_a_checkpointed_pods_changed_secret_is_refreshed_on_its_node(cluster, hi
     verdict = followed_within(history, cause="checkpointer.secret-changed", effect="checkpointer.secret-refreshed",
                               what="the node's copy holding the changed secret", max_s=bound)
     verdicts = judge(history, verdict, figures={"copies_at_the_end": str(
-        {host: "new" if value == second else "old" if value == first else "none" for host, value in copies.items()})})
+        {host: "new" if value == second else "old" if value == first else "none" for host, value in copies.items()})},
+        measures=[from_verdict("checkpoint_refresh_s", verdict, "after_s", bound=bound,
+                               bound_source="the checkpointer's pass under way, its interval and the next pass")])
     assert all(verdicts), explain_all(verdicts)
