@@ -7,15 +7,13 @@ container runtime (Capability.PODS), since no API is there to name it."""
 
 import pytest
 
-from harness.checkers.recovery import object_kept, recovered_within
+from harness.checkers.recovery import object_kept
 from harness.clients import checkpoints
 from harness.clients.marker import read_marker, write_marker
 from harness.faults import ContainerKill, NodeRestart
-from harness.objectives.measurement import from_verdict
-from harness.scenario import explain_all, judge, wait_recorded
+from harness.scenario import explain_all, judge, power_loss
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import checkpoint_api_ready_s, checkpoint_hand_back_s, kind_power_loss_recovery_s
 
 pytestmark = [pytest.mark.requires(Capability.SELF_HOSTED, Capability.NODE_POWER), pytest.mark.destructive]
 
@@ -26,33 +24,8 @@ def _taken_over(cluster, nodes: int) -> bool:
 
 
 def _recovered(cluster, history, nodes: int) -> list:
-    """Wait for and judge what follows the power loss (the last node-restart): the API back from the checkpoints
-    (bound: checkpoint_api_ready_s), every node's DaemonSet pod back with no checkpoint left (checkpoint_hand_back_s),
-    the whole cluster healthy; the last verdict is the whole cluster's."""
-    api_bound, hand_back_bound = checkpoint_api_ready_s(), checkpoint_hand_back_s()
-    powered_on = history.fault_windows(NodeRestart.name)[-1][1]
-    api_back = wait_recorded(history, "checkpointer.api-ready", cluster.api.ready, timeout_s=api_bound + 5.0)
-    if api_back is not None:  # with no API there is nothing to hand back to (the verdicts below say so)
-        wait_recorded(history, "checkpointer.handed-back", lambda: _taken_over(cluster, nodes),
-                      timeout_s=api_back - powered_on + hand_back_bound + 5.0)
-        wait_recorded(history, "checkpointer.healthy", lambda: not cluster.problems(),
-                      timeout_s=kind_power_loss_recovery_s() + 5.0)
-    return [recovered_within(history, event="checkpointer.api-ready", what="the API answering through the LB",
-                             max_s=api_bound, since="end", fault=NodeRestart.name),
-            recovered_within(history, event="checkpointer.handed-back",
-                             what="every node's DaemonSet apiserver Ready and no checkpoint of it running",
-                             max_s=api_bound + hand_back_bound, since="end", fault=NodeRestart.name),
-            recovered_within(history, event="checkpointer.healthy", what="the whole cluster healthy",
-                             max_s=api_bound + hand_back_bound, since="end", fault=NodeRestart.name)]
-
-
-def _recovery_measure(healthy):
-    return from_verdict("power_loss_recovery_s", healthy, "recovered_after_s",
-                        bound=checkpoint_api_ready_s() + checkpoint_hand_back_s(),
-                        bound_source="the API back from its checkpoints (a node's boot, etcd's or the checkpointer's "
-                                     "start, one pass, the kubelet's manifest pick-up, the apiserver's start-up, one "
-                                     "LB check), then handed back to the DaemonSet (the kubelet's rejoin timers, one "
-                                     "pass, the manifest pick-up)")
+    return power_loss.recovered(cluster, history, handed_back=lambda: _taken_over(cluster, nodes),
+                                what="every node's DaemonSet apiserver Ready and no checkpoint of it running")
 
 
 def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_checkpoints(
@@ -72,7 +45,7 @@ def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_ch
         history, *recovery,
         object_kept(what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
         figures={"checkpoints_after": str(checkpoints.view(cluster.api))},
-        measures=[_recovery_measure(recovery[-1])],
+        measures=[power_loss.recovery_measure(recovery[-1])],
     )
     assert all(verdicts), explain_all(verdicts)
 
@@ -102,5 +75,5 @@ def test_the_checkpointer_killed_while_the_api_is_down_still_brings_it_back(clus
     verdicts = judge(history, *recovery,
                      figures={"killed": str(kill.captured.get("killed")),
                               "checkpoints_after": str(checkpoints.view(cluster.api))},
-                     measures=[_recovery_measure(recovery[-1])])
+                     measures=[power_loss.recovery_measure(recovery[-1])])
     assert all(verdicts), explain_all(verdicts)

@@ -5,15 +5,13 @@ replaces each pod by one of another name, so the old pod's checkpoint must be co
 
 import pytest
 
-from harness.checkers.recovery import never_observed, recovered_within
+from harness.checkers.recovery import never_observed
 from harness.clients import checkpoints, rollout
 from harness.faults import NodeRestart, Rollout
 from harness.faults.rollout import RESTORED_S
-from harness.objectives.measurement import from_verdict
-from harness.scenario import explain_all, judge, wait_recorded
+from harness.scenario import explain_all, judge, power_loss, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import checkpoint_api_ready_s, checkpoint_hand_back_s, kind_power_loss_recovery_s
 
 pytestmark = [pytest.mark.requires(Capability.SELF_HOSTED, Capability.NODE_POWER), pytest.mark.destructive]
 
@@ -54,25 +52,13 @@ def test_an_apiserver_upgraded_then_powered_off_comes_back_as_the_new_version_ne
         assert done is not None, f"the upgrade was not rolled out: {current()}"
         with nemesis.fault(NodeRestart()):
             pass
-        api_bound, hand_back_bound = checkpoint_api_ready_s(), checkpoint_hand_back_s()
-        if wait_recorded(history, "checkpointer.api-ready", cluster.api.ready, timeout_s=api_bound + 5.0) is not None:
-            wait_recorded(history, "checkpointer.handed-back", handed_back, timeout_s=hand_back_bound + 5.0)
-            wait_recorded(history, "checkpointer.healthy", lambda: not cluster.problems(),
-                          timeout_s=kind_power_loss_recovery_s() + 5.0)
+        recovery = power_loss.recovered(cluster, history, handed_back=handed_back,
+                                        what="every node's new DaemonSet apiserver Ready and no checkpoint of it running")
         look_for_stale()  # once more at the end, whatever happened above
-    healthy = recovered_within(history, event="checkpointer.healthy", what="the whole cluster healthy",
-                               max_s=api_bound + hand_back_bound, since="end")
     verdicts = judge(
-        history, healthy,
-        recovered_within(history, event="checkpointer.api-ready", what="the API answering through the LB",
-                         max_s=api_bound, since="end"),
-        recovered_within(history, event="checkpointer.handed-back", what="every node's new DaemonSet apiserver Ready "
-                         "and no checkpoint of it running", max_s=api_bound + hand_back_bound, since="end"),
+        history, *recovery,
         never_observed(history, event="checkpointer.stale", what="a checkpoint of the apiserver's old version running"),
         figures={"upgrade": UPGRADE, "checkpoints_after": str(checkpoints.view(cluster.api))},
-        # what the user needs, beside the configuration's bounds: the power-loss objective, as in test_checkpointer.py
-        measures=[from_verdict("power_loss_recovery_s", healthy, "recovered_after_s", bound=api_bound + hand_back_bound,
-                               bound_source="the API back from its checkpoints, then handed back to the new DaemonSet "
-                                            "pods (test_checkpointer.py's bounds)")],
+        measures=[power_loss.recovery_measure(recovery[-1])],
     )
     assert all(verdicts), explain_all(verdicts)
