@@ -7,7 +7,7 @@ window, a component restart and a failed request can be compared directly.
 Records (one JSON object per line):
     {"kind": "op", "process": "api-0", "f": "api.readyz", "target": "lb", "invoke": 12.3, "complete": 12.31,
      "outcome": "ok" | "fail" | "unknown", "value": ..., "error": "...", "extra": {...}}
-    {"kind": "event", "t": 12.4, "type": "fault.start" | "fault.end" | "component.exit" | "lease" | ..., ...}
+    {"kind": "event", "t": 12.4, "type": "fault.start" | "fault.in_place" | "fault.end" | "component.exit" | ..., ...}
 
 An operation is written when it completes; an operation whose outcome cannot be known (a timeout after
 the request was sent) is recorded as unknown, never as ok.
@@ -140,6 +140,10 @@ class History:
             if name is None or start.get("name") == name:
                 windows.append((start.t, ends.get(start["id"]), start))
         return windows
+
+    def in_place_at(self, fault_id: str) -> float | None:
+        """When a fault's act had finished (the fault wholly in effect), or None if not recorded."""
+        return next((e.t for e in self.events_of("fault.in_place", id=fault_id)), None)
 
     def span(self) -> tuple[float, float] | None:
         times = [o.invoke for o in self.ops] + [o.complete for o in self.ops] + [e.t for e in self.events]

@@ -1,4 +1,5 @@
-"""Failover time: from a fault's start to the first observation of a new lease holder or etcd leader."""
+"""Failover time: from the moment a fault is wholly in effect to the first observation of a new lease holder or etcd
+leader."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ def failover_time(history: History, *, subject: str, fault: str | None = None, m
 
     The lease watcher records an event {"type": "leader", "subject": ..., "holder": identity, "host": ...}
     whenever the holder it observes changes; the time of the new holder is the midpoint of the poll that
-    saw it. A restarted process is a new identity even on the same host.
+    saw it. A restarted process is a new identity even on the same host. The clock starts when the fault's act
+    had finished (fault.in_place; a partition's last rule), or at its start in a history that lacks it.
     """
     windows = history.fault_windows(fault)
     if not windows:
@@ -28,10 +30,13 @@ def failover_time(history: History, *, subject: str, fault: str | None = None, m
     if new is None:
         return Verdict("failover", Status.FAIL, f"{subject}: no new holder after {start_event.get('name')} at "
                        f"t={start:.2f} (old holder {old})", {"old_holder": old, "failover_s": None})
-    took = new.t - start
-    figures = {"old_holder": old, "new_holder": new["holder"], "new_host": new.get("host"), "failover_s": round(took, 3)}
+    in_place = history.in_place_at(start_event["id"])
+    clock = start if in_place is None else in_place
+    took = max(0.0, new.t - clock)
+    figures = {"old_holder": old, "new_holder": new["holder"], "new_host": new.get("host"), "failover_s": round(took, 3),
+               "acting_s": None if in_place is None else round(in_place - start, 3)}
     explanation = (f"{subject}: {old} -> {new['holder']} {fmt(took)} after {start_event.get('name')} "
-                   f"at t={start:.2f}")
+                   f"{'was in place' if in_place is not None else 'started'} at t={clock:.2f}")
     if max_s is not None and took > max_s:
         return Verdict("failover", Status.FAIL, f"{explanation}, more than the allowed {fmt(max_s)}", figures)
     return Verdict("failover", Status.PASS, explanation + (f" (allowed {fmt(max_s)})" if max_s else ""), figures)

@@ -139,6 +139,8 @@ class Nemesis:
             except BaseException:
                 self.heal(fault)
                 raise
+        # a fault of many steps (a partition's rules, one exec each) is in effect only after the last one
+        self.history.event("fault.in_place", id=fault.id, name=fault.name)
         return fault
 
     def heal(self, fault: Fault) -> None:

@@ -25,7 +25,17 @@ def random(probability: float) -> list[str]:
 
 def add(run: Run, chain: str, match: list[str], tag: str) -> None:
     """Insert a DROP rule at the top of `chain` (INPUT or OUTPUT of the filter table)."""
-    run(["iptables", "-w", "-I", chain, *match, *tag_arguments(tag), "-j", "DROP"])
+    add_all(run, [(chain, match)], tag)
+
+
+def add_all(run: Run, rules: list[tuple[str, list[str]]], tag: str) -> None:
+    """Insert DROP rules (chain, match) in one command inside the host: a fault of several rules is in effect at
+    once rather than one round trip into the host at a time (docs/scenarios.md, a partitioned leader on kind)."""
+    commands = [["iptables", "-w", "-I", chain, *match, *tag_arguments(tag), "-j", "DROP"] for chain, match in rules]
+    if len(commands) == 1:
+        run(commands[0])
+    elif commands:
+        run(["sh", "-c", " && ".join(shlex.join(command) for command in commands)])
 
 
 def remove(run: Run, tag: str | None = None) -> int:

@@ -13,10 +13,9 @@ class InHostNetwork:
     def drop(self, host: str, *, sources: list[str] = (), destinations: list[str] = (), tag: str) -> None:  # type: ignore[assignment]
         """Inside `host`, drop packets from the hosts `sources` and to the hosts `destinations`; rules tagged."""
         self.require(Capability.NETWORK)
-        for source in sources:
-            firewall.add(self._run(host), "INPUT", ["-s", self._address_of(source)], tag)
-        for destination in destinations:
-            firewall.add(self._run(host), "OUTPUT", ["-d", self._address_of(destination)], tag)
+        rules = ([("INPUT", ["-s", self._address_of(source)]) for source in sources]
+                 + [("OUTPUT", ["-d", self._address_of(destination)]) for destination in destinations])
+        firewall.add_all(self._run(host), rules, tag)
 
     def drop_at_random(self, host: str, probability: float, *, tag: str) -> None:
         """Drop a random fraction of the packets on the host's link, both directions."""

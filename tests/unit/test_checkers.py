@@ -108,6 +108,17 @@ def test_failover_time_from_fault_start_to_new_holder():
     assert v.passed and v.figures["failover_s"] == 16.6 and v.figures["new_holder"] == "c2"
 
 
+def test_failover_is_timed_from_when_the_fault_was_wholly_in_place():
+    h = History()
+    leader(h, 1.0, "m1", subject="etcd")
+    fault(h, 5.0, 12.0, name="isolate-etcd-leader")
+    h.event("fault.in_place", t=6.2, id="f1", name="isolate-etcd-leader")  # a partition's last rule, 1.2 s later
+    leader(h, 9.7, "m2", subject="etcd")
+    v = failover_time(h, subject="etcd", max_s=3.5)
+    assert v.passed and v.figures["failover_s"] == 3.5 and v.figures["acting_s"] == 1.2, v.explanation
+    assert "in place at t=6.20" in v.explanation
+
+
 def test_failover_too_slow_fails_and_says_by_how_much():
     h = History()
     leader(h, 1.0, "c1")

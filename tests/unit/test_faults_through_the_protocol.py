@@ -127,6 +127,13 @@ def test_the_etcd_leaders_host_is_cut_from_the_other_members_and_the_journal_nam
     assert '"leader": "c2"' in (fake.run_dir / "faults.jsonl").read_text()
 
 
+def test_a_partitions_rules_go_on_its_smaller_side_and_a_one_way_cut_drops_only_one_direction(fake):
+    Nemesis(fake).inject(Partition(side_a=["c1", "c2"], side_b=["c3"], symmetric=False))
+    hosts = fake.model()["hosts"]
+    assert not hosts["c1"]["rules"] and not hosts["c2"]["rules"]
+    assert {(r["chain"], r["peer"]) for r in hosts["c3"]["rules"]} == {("INPUT", "10.213.3.11"), ("INPUT", "10.213.3.12")}
+
+
 def test_without_an_agreed_etcd_leader_there_is_nobody_to_isolate(fake):
     with fake.changing() as model:
         model["etcd_leader"] = None
@@ -183,7 +190,10 @@ def test_the_lease_holders_host_is_cut_from_every_other_host_and_the_journal_nam
         model["leases"]["kube-scheduler"] = "c3_fake"
     fault = Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-scheduler"))
     assert fault.captured == {"holder": "c3", "others": ["lb", "c1", "c2"]}
-    assert len(fake.model()["hosts"]["c3"]["rules"]) == 2 * 3 and len(fake.model()["hosts"]["lb"]["rules"]) == 2
+    hosts = fake.model()["hosts"]
+    assert {(r["chain"], r["peer"]) for r in hosts["c3"]["rules"]} == {
+        (chain, fake.address(host)) for chain in ("INPUT", "OUTPUT") for host in ("lb", "c1", "c2")}
+    assert not any(hosts[host]["rules"] for host in ("lb", "c1", "c2")), "one side's rules cut both directions"
     assert '"holder": "c3"' in (fake.run_dir / "faults.jsonl").read_text()
     with pytest.raises(FaultError, match="no leader lease 'kube-proxy'"):
         Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-proxy"))

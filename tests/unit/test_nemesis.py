@@ -25,7 +25,7 @@ def test_nemesis_labels_and_steps_name_the_fault_and_its_target(fake):
         assert fake.model()["hosts"]["c2"]["link"][0] == "tbf 10"
     assert ("fault", "bandwidth") in labels and ("component", "c2") in labels
     assert steps[0].startswith("inject bandwidth(host=c2") and steps[1].startswith("heal ")
-    assert [e.type for e in nemesis.history.events_of()] == ["fault.start", "fault.end"]
+    assert [e.type for e in nemesis.history.events_of()] == ["fault.start", "fault.in_place", "fault.end"]
 
 
 def test_a_fault_naming_an_unknown_host_is_refused_before_anything_is_journaled(fake):
