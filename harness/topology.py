@@ -178,8 +178,7 @@ class HollowNodes(Strict):
 
 
 class Defects(Strict):
-    """Deliberate defects for broken twins (clusters/defects/): things Quorum otherwise gets right by
-    construction. Never set these on a cluster you mean to trust."""
+    """Deliberate defects for broken twins (clusters/defects/). Never set these on a cluster you mean to trust."""
 
     key_mode: str | None = Field(None, pattern=r"^0?[0-7]{3}$", description="chmod every private key, e.g. \"0644\"")
     block_etcd_clients_from: list[str] = Field(default_factory=list, description="hosts denied etcd's client port")
@@ -187,6 +186,8 @@ class Defects(Strict):
     split_etcd_member: str | None = Field(
         None, description="this etcd host bootstraps a one-member cluster of its own (its --initial-cluster names only "
                           "itself); the apiservers leave it out, so the API works on the other members")
+    apiserver_cpu_limit_m: int | None = Field(None, ge=10, le=4000, description="once up, every apiserver's CPU "
+                                              "quota in millicores (a cgroup's CFS quota; process backend)")
 
 
 class Topology(Strict):

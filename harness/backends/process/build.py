@@ -89,12 +89,15 @@ def build(topology_file: Path, run_dir: Path | None, say: Say, timeout_s: float 
         _write_pki(topology, layout)
         defects.after_pki(topology, layout)
         maker = hosts(state)
+        if maker.in_containers and topology.defects.apiserver_cpu_limit_m:
+            raise ClusterError("the apiserver_cpu_limit_m defect is applied by the process backend's keepers on this "
+                               "machine's cgroups, not inside containers", "build this twin with --backend process")
         maker.create(topology, tell)
         if not maker.in_containers:
             defects.after_network(topology, state.run_id)
         tell(f"starting {len(specs)} components")
         for spec in specs:
-            _write_keeper(run_dir, state, spec, in_container=maker.in_containers)
+            _write_keeper(run_dir, state, spec, in_container=maker.in_containers, cluster_topology=topology)
         maker.start(topology, run_dir, specs)
         if maker.in_containers:
             defects.after_network(topology, state.run_id)
@@ -104,6 +107,7 @@ def build(topology_file: Path, run_dir: Path | None, say: Say, timeout_s: float 
         if topology.hollow_nodes.count:
             figures = hollow.realise(cluster.api, topology, tell)
             (run_dir / "hollow.json").write_text(json.dumps(asdict(figures)))
+        defects.after_up(topology, cluster, state.run_id)
     except BaseException as error:
         explanation = _explain_failure(run_dir, specs) if isinstance(error, ClusterError) else ""
         tell("start-up failed, tearing down")
@@ -157,7 +161,8 @@ def _write_pki(topology: Topology, layout) -> None:
                          client=pki.client("kwok"), user="quorum-kwok", cluster=topology.name)
 
 
-def _write_keeper(run_dir: Path, state: RunState, spec: ComponentSpec, in_container: bool) -> None:
+def _write_keeper(run_dir: Path, state: RunState, spec: ComponentSpec, in_container: bool,
+                  cluster_topology: Topology) -> None:
     """The component's files and its keeper's spec (a container's keepers are already in its namespaces)."""
     for path, content in spec.files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +173,7 @@ def _write_keeper(run_dir: Path, state: RunState, spec: ComponentSpec, in_contai
         hostname="" if in_container else spec.host,
         policy=spec.restart.policy, backoff_s=spec.restart.backoff_s, max_backoff_s=spec.restart.max_backoff_s,
         log=str(run_dir / "logs" / f"{spec.id}.log"), events=str(run_dir / "events.jsonl"), env=spec.env,
+        cgroup="" if in_container else defects.cpu_cgroup(cluster_topology, state.run_id, spec),
     ).save(run_dir / "components" / spec.id)
 
 

@@ -3,11 +3,12 @@ cluster it breaks exists, and marked so that `quorum heal` never "repairs" a twi
 
 from __future__ import annotations
 
+from harness.backends.process import cpu_limit
 from harness.net import netns
 from harness.components import etcd as etcd_component
-from harness.components.base import Layout
+from harness.components.base import ComponentSpec, Layout
 from harness.shell import run
-from harness.topology import Topology
+from harness.topology import Component, Topology
 
 TAG = "quorum-defect"
 
@@ -33,3 +34,22 @@ def after_ready(topology: Topology, cluster) -> None:
         nobody = topology.network.subnet.broadcast_address - 2  # inside our subnet, owned by no host
         cluster.etcd.post(cluster.etcd_urls[0], "/v3/cluster/member/add",
                           {"peerURLs": [f"https://{nobody}:{etcd_component.PEER_PORT}"]})
+
+
+def cpu_cgroup(topology: Topology, run_id: str, spec: ComponentSpec) -> str:
+    """The cgroup a limited component's keeper puts each of its starts in ("" for every other component)."""
+    if topology.defects.apiserver_cpu_limit_m and spec.component is Component.APISERVER:
+        return str(cpu_limit.directory(run_id, spec.id))
+    return ""
+
+
+def after_up(topology: Topology, cluster, run_id: str) -> None:
+    """Once the cluster is up (a limit from the start would slow the build by minutes): each apiserver's CPU quota,
+    its running process moved in; its keeper puts every restart in the same cgroup."""
+    millicores = topology.defects.apiserver_cpu_limit_m
+    for host in topology.controllers if millicores else []:
+        component_id = f"{Component.APISERVER.value}@{host.name}"
+        path = cpu_limit.create(run_id, component_id, millicores)
+        pid = cluster.pid(Component.APISERVER, host.name)
+        if pid is not None:
+            cpu_limit.join(path, pid)

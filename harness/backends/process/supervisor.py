@@ -27,6 +27,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from harness.backends.process import cpu_limit
+
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUTS = 0x04000000
 STABLE_AFTER_S = 30.0  # a run this long resets the backoff, as the kubelet does
@@ -46,6 +48,7 @@ class KeeperSpec:
     log: str
     events: str
     env: dict[str, str] = field(default_factory=dict)  # added to the keeper's environment
+    cgroup: str = ""  # a cgroup the component joins at each start if it exists (a twin's CPU limit: cpu_limit.py)
 
     def save(self, control: Path) -> None:
         control.mkdir(parents=True, exist_ok=True)
@@ -63,11 +66,13 @@ def append_event(path: str | Path, **fields: object) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
-def _enter_host(netns: str, hostname: str):
-    """Runs in the child between fork and exec: join the host's network namespace, name the host."""
+def _enter_host(netns: str, hostname: str, cgroup: str = ""):
+    """Runs in the child between fork and exec: join the host's network namespace, name the host, enter the
+    component's cgroup (if it has one)."""
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
 
     def enter() -> None:
+        cpu_limit.join_self_if_limited(cgroup)
         if netns:
             fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
             if libc.setns(fd, CLONE_NEWNET) != 0:
@@ -118,7 +123,7 @@ class Keeper:
         try:
             self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                           env={**os.environ, **self.spec.env} if self.spec.env else None,
-                                          preexec_fn=_enter_host(self.spec.netns, self.spec.hostname))
+                                          preexec_fn=_enter_host(self.spec.netns, self.spec.hostname, self.spec.cgroup))
         except OSError as error:
             log.write(f"--- quorum supervisor: cannot start: {error}\n".encode())
             self.child = None

@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+from harness.backends.process import cpu_limit
 from harness.errors import ClusterError
 from harness.net import netns
 from harness.run.state import RunState
@@ -84,7 +85,7 @@ def teardown(state: RunState, *, own_bridge: bool = True) -> list[str]:
     """The run's processes, namespaces, veths, firewall rules and (own_bridge) its bridge. Idempotent."""
     stop_processes(keeper_pids(Path(state.run_dir)), state.netns)
     return netns.teardown(state.run_id, netns=state.netns, veths=state.veths,
-                          bridge=state.bridge if own_bridge else None, rules=state.iptables)
+                          bridge=state.bridge if own_bridge else None, rules=state.iptables) + cpu_limit.remove(state.run_id)
 
 
 def leftovers() -> list[str]:
@@ -98,4 +99,4 @@ def leftovers() -> list[str]:
     for bridge in [n for n in names if n.startswith(netns.PREFIX_BRIDGE)]:
         run(["ip", "link", "del", bridge], check=False)
         removed.append(f"bridge {bridge}")
-    return removed
+    return removed + cpu_limit.remove()
