@@ -201,9 +201,14 @@ def load_measures(history: History, heartbeats: Verdict | None, *, window_s: flo
         if klass is not None and row.count > row.failed:
             worst[klass] = max(worst.get(klass, 0.0), row.worst_window_p99_s)
     measures = [Measurement("api_p99_s", round(value, 3), klass, bound=None) for klass, value in sorted(worst.items())]
-    if heartbeats is None:  # no hollow nodes to watch: nothing measured about them
-        return measures
+    return measures + heartbeat_measures(heartbeats)
+
+
+def heartbeat_measures(heartbeats: Verdict | None) -> list[Measurement]:
+    """How many hollow nodes were seen NotReady at worst; nothing without hollow nodes to watch."""
+    if heartbeats is None:
+        return []
     figures = heartbeats.figures
     not_ready = None if "expected" not in figures else max(figures["expected"] - figures["fewest_ready"],
                                                              figures.get("nodes_declared_not_ready", 0))
-    return measures + [Measurement("nodes_not_ready", not_ready)]
+    return [Measurement("nodes_not_ready", not_ready)]

@@ -3,9 +3,9 @@
 
 For each (resource, subresource, verb, scope), the buckets of apiserver_request_duration_seconds are summed over the
 apiservers and taken as the difference between the scrape after and the one before; p99 is PromQL's
-histogram_quantile over that difference. The same exclusions as ClusterLoader2: WATCH, and the long-running
-subresources log, exec, portforward, attach and proxy. The SLO by scope: a single object 1 s, a namespace 5 s, the
-cluster 30 s (docs/load.md cites both)."""
+histogram_quantile over that difference. The same exclusions as ClusterLoader2 (`resource!="events",
+verb!~"WATCH|WATCHLIST|PROXY|CONNECT"`) and its thresholds: LIST 5 s (30 s at cluster scope), every other verb 1 s
+(docs/load.md cites both)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from harness.target.protocol import Target
 
 FAMILY = "apiserver_request_duration_seconds"
-LONG_RUNNING = {"log", "exec", "portforward", "attach", "proxy"}
+EXCLUDED_VERBS = {"WATCH", "WATCHLIST", "PROXY", "CONNECT"}  # streaming and long-running: no latency to judge
 
 
 @dataclass(frozen=True, order=True)
@@ -52,18 +52,20 @@ class ServerRow:
         return asdict(self)
 
 
-def slo_for_scope(scope: str) -> float:
-    return {"resource": thresholds.SLO_GET_S, "namespace": thresholds.SLO_LIST_NAMESPACE_S}.get(
-        scope, thresholds.SLO_LIST_CLUSTER_S)
+def slo_for_call(verb: str, scope: str) -> float:
+    """ClusterLoader2's getSLOThreshold: a LIST 30 s at cluster scope and 5 s otherwise, any other call 1 s."""
+    if verb != "LIST":
+        return thresholds.SLO_GET_S
+    return thresholds.SLO_LIST_CLUSTER_S if scope == "cluster" else thresholds.SLO_LIST_NAMESPACE_S
 
 
 def calls(text: str) -> dict[ApiCall, Histogram]:
     """One apiserver's /metrics answer: buckets per call kind, summed over the labels the SLI does not split by
-    (group, version, component, dry_run), without WATCH and the long-running subresources."""
+    (group, version, component, dry_run), without events and the streaming and long-running verbs."""
     summed: dict[ApiCall, Histogram] = {}
     for labels, buckets in histograms(text, FAMILY).items():
         named = dict(labels)
-        if named.get("verb") in ("WATCH", "WATCHLIST") or named.get("subresource", "") in LONG_RUNNING:
+        if named.get("verb") in EXCLUDED_VERBS or named.get("resource") == "events":
             continue
         call = ApiCall(named.get("resource", ""), named.get("subresource", ""), named.get("verb", ""),
                        named.get("scope", ""))
@@ -109,7 +111,7 @@ def between(before: Scrape, after: Scrape) -> tuple[list[ServerRow], list[str]]:
         total = buckets.get(float("inf"), 0.0)
         if total <= 0:
             continue
-        slo = slo_for_scope(call.scope)
+        slo = slo_for_call(call.verb, call.scope)
         within = max((count for bound, count in buckets.items() if bound <= slo), default=0.0)
         rows.append(ServerRow(call.resource, call.subresource, call.verb, call.scope, round(total),
                               *(round(histogram_quantile(q, buckets) or 0.0, 4) for q in (0.5, 0.9, 0.99)),

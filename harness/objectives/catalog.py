@@ -62,7 +62,7 @@ MEASURES = {spec.name: spec for spec in (
     _spec("lost_writes", "count", "acknowledged writes missing at the end",
           [f"{SELF_HEALING}*", f"{ETCD}::test_writes_*", f"{ETCD}::test_without_*",
            f"{ETCD}::test_a_partitioned_*", f"{ETCD}::test_a_removed_*", f"{ETCD}::test_disaster_*"]),
-    _spec("api_p99_s", "s", "the worst windowed p99 latency of an API call class under load",
+    _spec("api_p99_s", "s", "an API call class's worst p99 under load (in the apiservers; at the client under a fault)",
           [f"{LOAD}::*"], subjects=SLO_CLASSES),
     _spec("nodes_not_ready", "count", "hollow nodes seen NotReady under load (false heartbeat failures)",
           [f"{LOAD}::*"]),

@@ -10,7 +10,8 @@ import pytest
 from harness.checkers import slo
 from harness.target.protocol import Target
 from harness.history import History
-from harness.load.generator import LoadGenerator, spec_for
+from harness.checkers.server_slo import EVENT
+from harness.load.generator import LoadGenerator, LoadSummary, spec_for
 from harness.metrics import api_responsiveness
 from harness.monitors.nodes import NodeReadiness
 from harness.report.load_plots import plot_load
@@ -27,27 +28,52 @@ def node_readiness(cluster: Target, history: History) -> Iterator[NodeReadiness 
         monitor.stop()
 
 
+class ScrapedLoad:
+    """The load generator, with every apiserver's own latency histograms scraped before it starts and as soon as it
+    stopped: the difference is recorded as a `server-side-latency` event before the test judges it."""
+
+    def __init__(self, cluster: Target, history: History, generator: LoadGenerator) -> None:
+        self.cluster, self.history, self.generator = cluster, history, generator
+        self.before = api_responsiveness.scrape(cluster)
+        self.server: list[api_responsiveness.ServerRow] | None = None
+        self.missing: list[str] = []
+
+    def wait(self) -> LoadSummary:
+        summary = self.generator.wait()
+        self._scrape_after()
+        return summary
+
+    def stop(self) -> LoadSummary:
+        summary = self.generator.stop()
+        self._scrape_after()
+        return summary
+
+    def _scrape_after(self) -> None:
+        if self.server is None:
+            self.server, self.missing = api_responsiveness.between(self.before, api_responsiveness.scrape(self.cluster))
+            self.history.event(EVENT, rows=[r.as_dict() for r in self.server], apiservers_missing=self.missing)
+
+
 @pytest.fixture
 def api_load(request: pytest.FixtureRequest, cluster: Target, history: History, profile,
-             quorum_settings) -> Iterator[LoadGenerator]:
+             quorum_settings) -> Iterator[ScrapedLoad]:
     """The profile's API load, started; the test waits for it (or stops it). Afterwards the latency
-    table and the load picture are attached to the report."""
+    tables (client-side and server-side) and the load picture are attached to the report."""
     spec = spec_for(cluster, users=profile.load_users, rate_per_s=profile.load_rate_per_s, duration_s=profile.load_s)
     work = quorum_settings.history_dir / "load" / request.node.name
-    before = api_responsiveness.scrape(cluster)  # the apiservers' own histograms, before and after the load
-    generator = LoadGenerator(cluster, history, spec, work).start()
+    load = ScrapedLoad(cluster, history, LoadGenerator(cluster, history, spec, work))
+    load.generator.start()
     try:
-        yield generator
+        yield load
     finally:
-        summary = generator.stop()
-        server, missing = api_responsiveness.between(before, api_responsiveness.scrape(cluster))
-        history.event("server-side-latency", rows=[r.as_dict() for r in server], apiservers_missing=missing)
+        summary = load.stop()
         rows = slo.latency_table(history, profile.slo_window_s)  # every request, the warm-up included
-        unanswered = f"\n(not counted: the apiservers on {', '.join(missing)}, unanswered at a scrape)" if missing else ""
+        unanswered = f"\n(not counted: the apiservers on {', '.join(load.missing)}, unanswered at a scrape)" \
+            if load.missing else ""
         allure.attach(slo.table_text(rows, profile.slo_window_s) +
                       f"\n\nachieved {summary.rps:.1f} requests/s over {summary.processes} locust process(es) "
                       f"({spec.rate_per_s:.0f}/s planned, {spec.users} users, churn {spec.churn_per_s:.1f} objects/s)"
-                      f"\n\n{api_responsiveness.table_text(server)}{unanswered}",
+                      f"\n\n{api_responsiveness.table_text(load.server or [])}{unanswered}",
                       name="latency percentiles", attachment_type=allure.attachment_type.TEXT)
         picture = plot_load(history, work / "load.png", title=request.node.nodeid)
         if picture is not None:

@@ -50,6 +50,8 @@ CASES = [
     # every load scenario judges node heartbeats with the same checker (harness/checkers); the steady load proves it
     # fails on this twin (all four took 332 s in CI, one of the two longest twins)
     ("node-lease-too-long", "scenarios/load/test_load.py", "steady_load", "[node-heartbeats: fail]"),
+    # apiservers starved of CPU by their limit: calls wait inside them; the steady load judges latency there
+    ("apiserver-cpu-starved", "scenarios/load/test_load.py", "steady_load", "[server-side-latency-slo: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')
     # a self-hosted control plane without its checkpointer: after the power loss nothing starts the apiserver
     ("kind-no-checkpointer", "scenarios/checkpointer/test_checkpointer.py", "loses_power",

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from harness.metrics.api_responsiveness import ApiCall, between, calls, table_text
+from harness.metrics.api_responsiveness import ApiCall, between, calls, slo_for_call, table_text
 from harness.metrics.prometheus_text import MetricsFormatError, histogram_quantile, histograms
 
 BOUNDS = ("0.1", "0.5", "1", "5", "30", "+Inf")
@@ -51,12 +51,18 @@ def test_a_line_that_is_not_the_text_format_is_named():
         histograms('apiserver_request_duration_seconds_bucket{verb=GET,le="1"} 1', "apiserver_request_duration_seconds")
 
 
-def test_watches_and_long_running_subresources_are_left_out_and_groups_are_summed():
-    text = "\n".join([series((1, 1, 1, 1, 1, 1), verb="WATCH"), series((1, 1, 1, 1, 1, 1), verb="GET",
-                      resource="pods", subresource="log"), series((2, 2, 2, 2, 2, 2)),
-                      series((3, 3, 3, 3, 3, 3), group="other")])
+def test_clusterloader2s_exclusions_leave_out_events_and_streaming_verbs_and_groups_are_summed():
+    text = "\n".join([series((1, 1, 1, 1, 1, 1), verb="WATCH"), series((1, 1, 1, 1, 1, 1), verb="CONNECT",
+                      resource="pods", subresource="exec"), series((1, 1, 1, 1, 1, 1), resource="events"),
+                      series((2, 2, 2, 2, 2, 2)), series((3, 3, 3, 3, 3, 3), group="other")])
     assert calls(text) == {ApiCall("configmaps", "", "POST", "resource"):
                            {0.1: 5.0, 0.5: 5.0, 1.0: 5.0, 5.0: 5.0, 30.0: 5.0, math.inf: 5.0}}
+
+
+def test_the_thresholds_are_clusterloader2s_by_verb_and_scope():
+    assert slo_for_call("LIST", "cluster") == 30.0 and slo_for_call("LIST", "namespace") == 5.0
+    # not a LIST: 1 s whatever the scope (a DELETE of a collection in a namespace, a non-resource GET)
+    assert slo_for_call("DELETE", "namespace") == slo_for_call("GET", "") == slo_for_call("POST", "resource") == 1.0
 
 
 def test_the_window_sums_the_apiservers_increases_and_counts_requests_over_the_slo():
