@@ -4,6 +4,7 @@ recorded in the History and judged against the configuration's bounds, with the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from harness.checkers.recovery import recovered_within
@@ -23,6 +24,10 @@ def bound_s() -> float:
     return checkpoint_api_ready_s() + checkpoint_hand_back_s()
 
 
+def _left_s(powered_on: float) -> float:
+    return max(0.0, powered_on + bound_s() - time.monotonic())
+
+
 def recovered(cluster: Target, history: History, *, handed_back: Callable[[], bool], what: str) -> list[Verdict]:
     """Wait for and judge what follows the last node-restart: the API answering through the LB (bound:
     checkpoint_api_ready_s), `handed_back()` true (`what` says what it checks; bound: plus checkpoint_hand_back_s),
@@ -31,9 +36,10 @@ def recovered(cluster: Target, history: History, *, handed_back: Callable[[], bo
     powered_on = history.fault_windows(NodeRestart.name)[-1][1]
     api_back = wait_recorded(history, API_READY, cluster.api.ready, timeout_s=api_bound + 5.0)
     if api_back is not None:  # with no API there is nothing to hand back to (the verdicts below say so)
-        wait_recorded(history, HANDED_BACK, handed_back,
-                      timeout_s=api_back - powered_on + checkpoint_hand_back_s() + 5.0)
-        wait_recorded(history, HEALTHY, lambda: not cluster.problems(), timeout_s=kind_power_loss_recovery_s() + 5.0)
+        # each wait lasts until its verdict's bound has passed, no longer: later, only the explanation could change
+        wait_recorded(history, HANDED_BACK, handed_back, timeout_s=_left_s(powered_on) + 1.0)
+        wait_recorded(history, HEALTHY, lambda: not cluster.problems(),
+                      timeout_s=min(kind_power_loss_recovery_s() + 5.0, _left_s(powered_on) + 1.0))
     return [recovered_within(history, event=API_READY, what="the API answering through the LB", max_s=api_bound,
                              since="end", fault=NodeRestart.name),
             recovered_within(history, event=HANDED_BACK, what=what, max_s=bound_s(), since="end",
