@@ -31,31 +31,8 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
                                                    "test_scenarios_on_docker.py")}
 
 
-# process-backend twins in the process lane besides the conformance and load twins, to balance the lanes by CI's
-# durations (2026-11-25: the lanes took 25:42 side by side; the objective twins of issue #22 added about 6.5 min,
-# which this splits about evenly). 2026-11-26: restart-never (60 s) moved here, beside the load twin's cut (-240 s)
-# and the main job's apiserver shutdown delays (+95 s); the process lane ended ~5 min after the docker lane with
-# lb-slow-checks (168 s) here too, so that one stays in the docker lane (measured from the workers' last tests)
-# 2026-11-26 (ci9, run.sh's lane spans): the process lane ended 263 s after the docker lane (1963 s against 1700 s,
-# with the stand-in's --target tests added); with two docker-lane twins cut by ~180 s, slow-restart (96 s),
-# etcd-slow-election (46 s) and restart-never (55 s) moved back to the docker lane (expected: ~1766 s against ~1717 s)
-# 2026-11-26: the docker lane gains ~55 s (the kubeadm stand-in's remote target, systemd's restart promise), so
-# etcd-slow-election (46 s) moves to the process lane (expected: ~1718 s against ~1726 s, from ci10's spans)
-# 2026-11-26 (ci11: process 1611 s, docker 1630 s): the kubeadm stand-in's holds, heal from the hosts and systemd
-# keeper add ~105 s to the docker lane, so restart-never (55 s) moves to the process lane (expected ~1676 s, ~1680 s)
-# 2026-11-26 (ci13: process 1710 s, docker 1730 s): the self-hosted kind cluster adds ~125 s to the docker lane and
-# the hand-over of its kind cluster takes ~17 s off it, so slow-restart (83 s) moves to the process lane (expected
-# ~1793 s, ~1755 s)
-# 2026-11-26 (docs/design.md, CI's time): the self-hosted cluster's update scenario, its twin and conformance add
-# ~190 s to the docker lane and kind-lb-no-health-check proven on the kind module's cluster takes ~70 s off it, so
-# slow-links (~50 s) moves to the process lane (ci20: process 2246 s, docker 2310 s, on a machine ~9 % slower)
-# 2026-11-27 (ci22: process 2309 s, docker 2516 s): the self-hosted cluster's upgrade-then-power-loss scenario and its
-# twin add ~280 s to the docker lane, so slow-leases (104 s) and etcd-split-member (102 s) move to the process lane
-# (expected ~2590 s, ~2515 s)
-# 2026-11-27 (ci25: process 2335 s, docker 2509 s): the self-hosted cluster's scenarios 2 and 5 and their twins add
-# ~365 s to the docker lane, so lb-no-health-check (~200 s) and no-leader-election (~41 s) move to the process lane
-# (expected ~2577 s, ~2632 s). ci26: process 2216 s, docker 2843 s (the no-checkpointer twin ran the new scenario too,
-# +150 s; now only the power loss), so lb-slow-checks (171 s) moves too (expected ~2387 s, ~2520 s)
+# process-backend twins in the process lane besides the conformance and load twins, chosen to balance the lanes by
+# CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-2-members", "etcd-slow-election", "restart-never", "slow-restart", "slow-links", "slow-leases",
                       "etcd-split-member", "lb-no-health-check", "no-leader-election", "lb-slow-checks"}
