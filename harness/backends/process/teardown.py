@@ -84,8 +84,9 @@ def stop_processes(keepers: set[int], netns_names: list[str]) -> None:
 def teardown(state: RunState, *, own_bridge: bool = True) -> list[str]:
     """The run's processes, namespaces, veths, firewall rules and (own_bridge) its bridge. Idempotent."""
     stop_processes(keeper_pids(Path(state.run_dir)), state.netns)
-    return netns.teardown(state.run_id, netns=state.netns, veths=state.veths,
-                          bridge=state.bridge if own_bridge else None, rules=state.iptables) + cpu_limit.remove(state.run_id)
+    removed = netns.teardown(state.run_id, netns=state.netns, veths=state.veths,
+                             bridge=state.bridge if own_bridge else None, rules=state.iptables)
+    return removed + cpu_limit.remove(state.run_id)
 
 
 def leftovers() -> list[str]:
