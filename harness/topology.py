@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from enum import Enum
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -186,8 +186,8 @@ class Defects(Strict):
     split_etcd_member: str | None = Field(
         None, description="this etcd host bootstraps a one-member cluster of its own (its --initial-cluster names only "
                           "itself); the apiservers leave it out, so the API works on the other members")
-    apiserver_cpu_limit_m: int | None = Field(None, ge=10, le=4000, description="once up, every apiserver's CPU "
-                                              "quota in millicores (a cgroup's CFS quota; process backend)")
+    cpu_limit_m: dict[Component, Annotated[int, Field(ge=10, le=4000)]] = Field(
+        default_factory=dict, description="once up, each named component's CPU quota in millicores on every host")
 
 
 class Topology(Strict):

@@ -89,8 +89,8 @@ def build(topology_file: Path, run_dir: Path | None, say: Say, timeout_s: float 
         _write_pki(topology, layout)
         defects.after_pki(topology, layout)
         maker = hosts(state)
-        if maker.in_containers and topology.defects.apiserver_cpu_limit_m:
-            raise ClusterError("the apiserver_cpu_limit_m defect is applied by the process backend's keepers on this "
+        if maker.in_containers and topology.defects.cpu_limit_m:
+            raise ClusterError("the cpu_limit_m defect is applied by the process backend's keepers on this "
                                "machine's cgroups, not inside containers", "build this twin with --backend process")
         maker.create(topology, tell)
         if not maker.in_containers:

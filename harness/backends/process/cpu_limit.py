@@ -1,4 +1,4 @@
-"""A CPU quota for a supervised component (the `apiserver_cpu_limit_m` defect of a broken twin): a cgroup v1 `cpu`
+"""A CPU quota for a supervised component (the `cpu_limit_m` defect of a broken twin): a cgroup v1 `cpu`
 directory per component with CFS's quota, as a kubelet enforces a pod's CPU limit. The keeper puts each (re)start of
 its component in it; the run's teardown removes the directories once their processes are gone."""
 

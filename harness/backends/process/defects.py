@@ -38,18 +38,17 @@ def after_ready(topology: Topology, cluster) -> None:
 
 def cpu_cgroup(topology: Topology, run_id: str, spec: ComponentSpec) -> str:
     """The cgroup a limited component's keeper puts each of its starts in ("" for every other component)."""
-    if topology.defects.apiserver_cpu_limit_m and spec.component is Component.APISERVER:
+    if spec.component in topology.defects.cpu_limit_m:
         return str(cpu_limit.directory(run_id, spec.id))
     return ""
 
 
 def after_up(topology: Topology, cluster, run_id: str) -> None:
-    """Once the cluster is up (a limit from the start would slow the build by minutes): each apiserver's CPU quota,
-    its running process moved in; its keeper puts every restart in the same cgroup."""
-    millicores = topology.defects.apiserver_cpu_limit_m
-    for host in topology.controllers if millicores else []:
-        component_id = f"{Component.APISERVER.value}@{host.name}"
-        path = cpu_limit.create(run_id, component_id, millicores)
-        pid = cluster.pid(Component.APISERVER, host.name)
-        if pid is not None:
-            cpu_limit.join(path, pid)
+    """Once the cluster is up (a limit from the start would slow the build by minutes): each limited component's CPU
+    quota, its running processes moved in; their keepers put every restart in the same cgroups."""
+    for component, millicores in topology.defects.cpu_limit_m.items():
+        for host in cluster.component_hosts(component):
+            path = cpu_limit.create(run_id, f"{component.value}@{host}", millicores)
+            pid = cluster.pid(component, host)
+            if pid is not None:
+                cpu_limit.join(path, pid)
