@@ -49,6 +49,15 @@ class EtcdClient:
         response.raise_for_status()
         return response.json()
 
+    def metrics(self, url: str, timeout: float = 5.0) -> str | None:
+        """A member's /metrics (Prometheus' text format), or None if it did not answer."""
+        try:
+            response = self.session.get(f"{url}/metrics", timeout=timeout)
+            response.raise_for_status()
+        except requests.RequestException:
+            return None
+        return response.text
+
     def status(self, url: str, timeout: float = 2.0) -> MemberStatus | None:
         try:
             data = self.post(url, "/v3/maintenance/status", {}, timeout)

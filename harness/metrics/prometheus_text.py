@@ -79,3 +79,16 @@ def histogram_quantile(q: float, buckets: Histogram) -> float | None:
             return lower + (bound - lower) * (rank - below) / (count - below)
         lower, below = bound, count
     return lower
+
+
+def counter_total(text: str, name: str) -> float | None:
+    """The sum of a counter's samples over its labels in a /metrics answer; None if it has none."""
+    total, seen = 0.0, False
+    for line in text.splitlines():
+        if line.startswith(name) and line[len(name):len(name) + 1] in (" ", "{"):
+            try:
+                total += float(line.rpartition("}")[2].split()[0] if "{" in line else line.split()[1])
+            except (IndexError, ValueError):
+                raise MetricsFormatError(f"a counter line without a value: {line[:200]!r}") from None
+            seen = True
+    return total if seen else None

@@ -12,7 +12,7 @@ from harness.target.protocol import Target
 from harness.history import History
 from harness.checkers.server_slo import EVENT
 from harness.load.generator import LoadGenerator, LoadSummary, spec_for
-from harness.metrics import api_responsiveness
+from harness.metrics import api_responsiveness, etcd_window
 from harness.monitors.nodes import NodeReadiness
 from harness.report.load_plots import plot_load
 
@@ -35,8 +35,10 @@ class ScrapedLoad:
     def __init__(self, cluster: Target, history: History, generator: LoadGenerator) -> None:
         self.cluster, self.history, self.generator = cluster, history, generator
         self.before = api_responsiveness.scrape(cluster)
+        self.etcd_before = etcd_window.scrape(cluster)
         self.server: list[api_responsiveness.ServerRow] | None = None
         self.missing: list[str] = []
+        self.etcd: list[etcd_window.MemberWindow] = []
 
     def wait(self) -> LoadSummary:
         summary = self.generator.wait()
@@ -52,6 +54,8 @@ class ScrapedLoad:
         if self.server is None:
             self.server, self.missing = api_responsiveness.between(self.before, api_responsiveness.scrape(self.cluster))
             self.history.event(EVENT, rows=[r.as_dict() for r in self.server], apiservers_missing=self.missing)
+            self.etcd, etcd_missing = etcd_window.between(self.etcd_before, etcd_window.scrape(self.cluster))
+            self.history.event(etcd_window.EVENT, members=[r.as_dict() for r in self.etcd], missing=etcd_missing)
 
 
 @pytest.fixture
@@ -73,7 +77,8 @@ def api_load(request: pytest.FixtureRequest, cluster: Target, history: History, 
         allure.attach(slo.table_text(rows, profile.slo_window_s) +
                       f"\n\nachieved {summary.rps:.1f} requests/s over {summary.processes} locust process(es) "
                       f"({spec.rate_per_s:.0f}/s planned, {spec.users} users, churn {spec.churn_per_s:.1f} objects/s)"
-                      f"\n\n{api_responsiveness.table_text(load.server or [])}{unanswered}",
+                      f"\n\n{api_responsiveness.table_text(load.server or [])}{unanswered}"
+                      f"\n\n{etcd_window.table_text(load.etcd)}",
                       name="latency percentiles", attachment_type=allure.attachment_type.TEXT)
         picture = plot_load(history, work / "load.png", title=request.node.nodeid)
         if picture is not None:

@@ -17,6 +17,7 @@ from harness.checkers.slo import (error_rate, heartbeat_health, heartbeat_measur
 from harness.checkers.verdict import Status
 from harness.faults import Kill, Partition
 from harness.load.hollow import NAMESPACE
+from harness.metrics import etcd_window
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_healthy, wait_lb_marks_down
 from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT,
@@ -76,7 +77,7 @@ def test_steady_load_meets_the_slos(cluster, history, node_readiness, api_load, 
         error_rate(history),
         *([heartbeats] if heartbeats is not None else []),  # a failed Verdict is falsy: test for None
         figures={"achieved_rps": round(summary.rps, 1), "requests": summary.requests, "hollow_nodes": hollow,
-                 "client_side_latency": client.explanation},
+                 "client_side_latency": client.explanation, **etcd_window.summary(api_load.etcd)},
         measures=[*server_measures(history), *heartbeat_measures(heartbeats)],
     )
     assert all(verdicts), explain_all(verdicts)
