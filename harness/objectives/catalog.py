@@ -64,6 +64,8 @@ MEASURES = {spec.name: spec for spec in (
            f"{ETCD}::test_a_partitioned_*", f"{ETCD}::test_a_removed_*", f"{ETCD}::test_disaster_*"]),
     _spec("api_p99_s", "s", "an API call class's worst p99 under load (in the apiservers; at the client under a fault)",
           [f"{LOAD}::*"], subjects=SLO_CLASSES),
+    _spec("pod_startup_s", "s", "the p99 of pods' creation to Running as a watch reports it, on hollow nodes",
+          ["scenarios/load/test_pod_startup.py::*"]),
     _spec("nodes_not_ready", "count", "hollow nodes seen NotReady under load (false heartbeat failures)",
           [f"{LOAD}::*"]),
     _spec("power_loss_recovery_s", "s", "every control-plane node powered off at once until all is healthy",

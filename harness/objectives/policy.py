@@ -40,6 +40,8 @@ SOURCES = {
     "lost_writes": "acknowledged writes must never be lost (ANCHORS: etcd's robustness tests, Jepsen)",
     "api_p99_s": "the SIG Scalability SLOs (ANCHORS): mutating and single-object reads p99 <= 1 s, "
                  "namespace LISTs <= 5 s, cluster LISTs <= 30 s",
+    "pod_startup_s": "SIG Scalability's pod startup SLO (ANCHORS): stateless pods, no image pull, p99 <= 5 s from "
+                     "creation to Running as a watch reports it",
     "nodes_not_ready": "no healthy node may be taken for dead (KEP-589: heartbeats every 10 s, grace 40-50 s)",
     "power_loss_recovery_s": "a node's boot (20 s) + etcd's and the apiserver's start-up allowances + the "
                              "kubelet's status period (10 s) + one LB check (2 s), harness/thresholds.py",
@@ -70,6 +72,7 @@ class Objectives(BaseModel):
         "mutating": t.SLO_MUTATING_S, "get": t.SLO_GET_S, "list_namespace": t.SLO_LIST_NAMESPACE_S,
         "list_cluster": t.SLO_LIST_CLUSTER_S})
     nodes_not_ready: int = Field(0, ge=0)
+    pod_startup_s: float = Field(t.SLO_POD_STARTUP_S, gt=0)
     power_loss_recovery_s: float = Field(t.kind_power_loss_recovery_s(), gt=0)
     snapshot_restore_s: float = Field(default_factory=_default_restore_s, gt=0)
     checkpoint_refresh_s: float = Field(t.KUBELET_SYNC_PERIOD_S, gt=0)

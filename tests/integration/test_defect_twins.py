@@ -52,6 +52,8 @@ CASES = [
     ("node-lease-too-long", "scenarios/load/test_load.py", "steady_load", "[node-heartbeats: fail]"),
     # apiservers starved of CPU by their limit: calls wait inside them; the steady load judges latency there
     ("apiserver-cpu-starved", "scenarios/load/test_load.py", "steady_load", "[server-side-latency-slo: fail]"),
+    # schedulers starved of CPU by their limit: pods wait to be bound
+    ("scheduler-cpu-starved", "scenarios/load/test_pod_startup.py", "stateless", "[pod-startup-slo: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')
     # a self-hosted control plane without its checkpointer: after the power loss nothing starts the apiserver
     ("kind-no-checkpointer", "scenarios/checkpointer/test_checkpointer.py", "loses_power",
