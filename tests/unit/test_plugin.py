@@ -32,3 +32,17 @@ def test_a_fixture_that_needs_what_the_target_cannot_give_skips_its_scenario_wit
                                                                                          "PYTHONPATH": str(ROOT)})
     assert "1 skipped" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
     assert "not on this target: the kubeconfig holds a token" in result.stdout
+
+
+def test_a_scaled_profile_keeps_its_load_and_shortens_its_durations():
+    import pytest
+
+    from fixtures.settings import PROFILES
+
+    quick = PROFILES["nightly"].scaled(0.05)
+    assert (quick.load_s, quick.slo_window_s, quick.soak_s) == (45.0, 15.0, 1.5)
+    assert (quick.load_users, quick.load_rate_per_s, quick.repeats, quick.name) == (40, 40.0, 3, "nightly x0.05")
+    assert PROFILES["ci"].scaled(1.0) is PROFILES["ci"]
+    for wrong in (0.0, 1.5, -1.0):
+        with pytest.raises(pytest.UsageError, match="not in"):
+            PROFILES["nightly"].scaled(wrong)
