@@ -14,7 +14,7 @@ def failover_time(history: History, *, subject: str, fault: str | None = None, m
     The lease watcher records an event {"type": "leader", "subject": ..., "holder": identity, "host": ...}
     whenever the holder it observes changes; the time of the new holder is the midpoint of the poll that
     saw it. A restarted process is a new identity even on the same host. The clock starts when the fault's act
-    had finished (fault.in_place; a partition's last rule), or at its start in a history that lacks it.
+    had finished (fault.in_place: a partition's last host cut), or at its start in a history that lacks it.
     """
     windows = history.fault_windows(fault)
     if not windows:

@@ -139,7 +139,7 @@ class Nemesis:
             except BaseException:
                 self.heal(fault)
                 raise
-        # a fault of many steps (a partition's rules, one exec each) is in effect only after the last one
+        # a fault of several steps (a partition's hosts, one command each) is wholly in effect only now
         self.history.event("fault.in_place", id=fault.id, name=fault.name)
         return fault
 

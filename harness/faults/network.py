@@ -38,8 +38,8 @@ class Partition(Fault):
             raise FaultError(f"partition sides must be non-empty and disjoint: {self.side_a} | {self.side_b}")
 
     def act(self, target: Target) -> None:
-        # the rules go on the smaller side only, all of a host's at once: rules inside one host cut the traffic both
-        # ways, so the partition is whole after the fewest commands and its clock (fault.in_place) is when it began
+        # the rules go on the smaller side only, all of a host's in one command: rules inside one host cut the traffic
+        # both ways, so the partition is whole after the fewest commands, just before the nemesis records fault.in_place
         if len(self.side_a) <= len(self.side_b):
             for a in self.side_a:
                 target.drop(a, destinations=self.side_b, sources=self.side_b if self.symmetric else [], tag=self.id)
