@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from harness import thresholds
-from harness.metrics.prometheus_text import Histogram, Labels, histogram_quantile, histograms
+from harness.metrics.prometheus_text import Histogram, Labels, histogram_quantile, histograms, increase
 
 if TYPE_CHECKING:
     from harness.target.protocol import Target
@@ -89,13 +89,6 @@ def scrape(cluster: Target, timeout_s: float = 15.0) -> Scrape:
     return taken
 
 
-def _increase(before: Histogram, after: Histogram) -> Histogram:
-    """A counter's increase; a bucket that went down means the apiserver restarted: its count since the start."""
-    if any(after.get(bound, 0.0) < count for bound, count in before.items()):
-        return dict(after)
-    return {bound: count - before.get(bound, 0.0) for bound, count in after.items()}
-
-
 def between(before: Scrape, after: Scrape) -> tuple[list[ServerRow], list[str]]:
     """The rows of the window between two scrapes, and the apiservers missing from either (their requests in the
     window are not counted)."""
@@ -104,7 +97,7 @@ def between(before: Scrape, after: Scrape) -> tuple[list[ServerRow], list[str]]:
     for host in sorted(set(before) & set(after)):
         for call, buckets in after[host].items():
             into = window.setdefault(call, {})
-            for bound, count in _increase(before[host].get(call, {}), buckets).items():
+            for bound, count in increase(before[host].get(call, {}), buckets).items():
                 into[bound] = into.get(bound, 0.0) + count
     rows = []
     for call, buckets in sorted(window.items()):

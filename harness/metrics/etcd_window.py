@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from harness.metrics.prometheus_text import Histogram, counter_total, histogram_quantile, histograms
+from harness.metrics.prometheus_text import Histogram, counter_total, histogram_quantile, histograms, increase
 
 if TYPE_CHECKING:
     from harness.target.protocol import Target
@@ -47,12 +47,6 @@ def _summed(text: str, family: str) -> Histogram:
     return total
 
 
-def _increase(before: Histogram, after: Histogram) -> Histogram:
-    if any(after.get(bound, 0.0) < count for bound, count in before.items()):
-        return dict(after)  # the member restarted: its counts since then
-    return {bound: count - before.get(bound, 0.0) for bound, count in after.items()}
-
-
 def _counted(before: str, after: str, name: str) -> int:
     first, last = counter_total(before, name) or 0.0, counter_total(after, name) or 0.0
     return round(last - first if last >= first else last)
@@ -62,8 +56,8 @@ def between(before: Scrape, after: Scrape) -> tuple[list[MemberWindow], list[str
     """Each member's window, and the members missing from either scrape."""
     rows = []
     for url in sorted(set(before) & set(after)):
-        wal = _increase(_summed(before[url], WAL_FSYNC), _summed(after[url], WAL_FSYNC))
-        commit = _increase(_summed(before[url], BACKEND_COMMIT), _summed(after[url], BACKEND_COMMIT))
+        wal = increase(_summed(before[url], WAL_FSYNC), _summed(after[url], WAL_FSYNC))
+        commit = increase(_summed(before[url], BACKEND_COMMIT), _summed(after[url], BACKEND_COMMIT))
         p99 = [histogram_quantile(0.99, buckets) for buckets in (wal, commit)]
         rows.append(MemberWindow(url, *(None if v is None else round(v, 4) for v in p99),
                                  _counted(before[url], after[url], LEADER_CHANGES),

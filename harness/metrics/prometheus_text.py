@@ -92,3 +92,11 @@ def counter_total(text: str, name: str) -> float | None:
                 raise MetricsFormatError(f"a counter line without a value: {line[:200]!r}") from None
             seen = True
     return total if seen else None
+
+
+def increase(before: Histogram, after: Histogram) -> Histogram:
+    """A histogram's increase between two scrapes; a bucket that went down means the process restarted: its counts
+    since the start."""
+    if any(after.get(bound, 0.0) < count for bound, count in before.items()):
+        return dict(after)
+    return {bound: count - before.get(bound, 0.0) for bound, count in after.items()}
