@@ -4,41 +4,20 @@ Validation happens before anything starts; every problem names the field and the
 from __future__ import annotations
 
 import ipaddress
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import QuorumError, TopologyError
 from harness.validation import checked_flags
 from harness.toolchain.versions import KUBERNETES_DEFAULT, kubernetes_version
+from harness.topology.base import QUORUM_RANGE, Component, Role, Strict
+from harness.topology.parts import Defects, HollowNodes, RestartPolicy, UpgradeStrategy
 
-QUORUM_RANGE = ipaddress.ip_network("10.213.0.0/16")  # every Quorum subnet lies inside; guarded by an unreachable route
-
-
-class Role(str, Enum):
-    CONTROLLER = "controller"  # apiserver, controller-manager, scheduler (and etcd unless dedicated etcd hosts exist)
-    ETCD = "etcd"  # dedicated etcd member
-    LOADBALANCER = "loadbalancer"  # HAProxy in front of the apiservers
-    NODES = "nodes"  # runs one kwok controller that plays the kubelet of a share of the hollow nodes
-
-
-class Component(str, Enum):
-    ETCD = "etcd"
-    APISERVER = "kube-apiserver"
-    CONTROLLER_MANAGER = "kube-controller-manager"
-    SCHEDULER = "kube-scheduler"
-    HAPROXY = "haproxy"
-    KWOK = "kwok"
-
-
-class Strict(BaseModel):
-    # no inf/nan: a topology's numbers become timings and rates in config files and command lines
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
+__all__ = ["QUORUM_RANGE", "Component", "Role", "Strict", "Defects", "HollowNodes", "RestartPolicy",
+           "UpgradeStrategy", "Topology", "load_topology", "parse_topology"]
 
 
 class Host(Strict):
@@ -143,53 +122,6 @@ class LoadBalancer(Strict):
     redispatch: bool = Field(True, description="retry a connection an apiserver refused on another one")
 
 
-class RestartPolicy(Strict):
-    policy: Literal["always", "never"] = "always"
-    backoff_s: float = Field(1.0, ge=0, le=3600, description="first restart delay; doubles up to max_backoff_s")
-    max_backoff_s: float = Field(10.0, ge=0, le=3600)
-
-    @model_validator(mode="after")
-    def ordered(self) -> "RestartPolicy":
-        if self.max_backoff_s < self.backoff_s:
-            raise ValueError(f"max_backoff_s ({self.max_backoff_s}) is less than backoff_s ({self.backoff_s}); fix: "
-                             "make max_backoff_s at least backoff_s (the back-off doubles from one up to the other)")
-        return self
-
-
-class HollowNodes(Strict):
-    """Nodes without machines: kwok controllers register them, renew their Leases every 10 s and report
-    status like kubelets, and mark pods bound to them Running. One kwok controller per host with the
-    nodes role; the nodes are shared out evenly."""
-
-    count: int = Field(0, ge=0, le=5000)
-    pods_per_node: int = Field(0, ge=0, le=110, description="pods of the hollow-pods Deployment per node")
-    create_rate_per_s: float = Field(50.0, gt=0, le=500, description="how fast Quorum creates the Node objects")
-    per_controller_max: int = Field(2000, ge=1, le=5000, description="nodes one kwok controller may be given")
-    node_lease_s: int = Field(40, ge=10, le=3600, description="the nodes' Lease duration; renewed at a quarter of it "
-                              "(the kubelet's nodeLeaseDurationSeconds, default 40 s)")
-    # Pod addresses are only strings in Pod objects (nothing routes to them); they sit inside Quorum's
-    # guarded range so that anything that did try would hit the unreachable route, never the gateway.
-    pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.213.192.0/18")
-
-    @model_validator(mode="before")
-    @classmethod
-    def shorthand(cls, data: object) -> object:
-        return {"count": data} if isinstance(data, int) else data
-
-
-class Defects(Strict):
-    """Deliberate defects for broken twins (clusters/defects/). Never set these on a cluster you mean to trust."""
-
-    key_mode: str | None = Field(None, pattern=r"^0?[0-7]{3}$", description="chmod every private key, e.g. \"0644\"")
-    block_etcd_clients_from: list[str] = Field(default_factory=list, description="hosts denied etcd's client port")
-    phantom_etcd_member: bool = Field(False, description="add an etcd member that no host runs")
-    split_etcd_member: str | None = Field(
-        None, description="this etcd host bootstraps a one-member cluster of its own (its --initial-cluster names only "
-                          "itself); the apiservers leave it out, so the API works on the other members")
-    cpu_limit_m: dict[Component, Annotated[int, Field(ge=10, le=4000)]] = Field(
-        default_factory=dict, description="once up, each named component's CPU quota in millicores on every host")
-
-
 class Topology(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")
     kubernetes: str = KUBERNETES_DEFAULT
@@ -203,6 +135,7 @@ class Topology(Strict):
     load_balancer: LoadBalancer = LoadBalancer()
     restart: dict[Component, RestartPolicy] = Field(default_factory=dict)
     hollow_nodes: HollowNodes = HollowNodes()
+    upgrade: UpgradeStrategy = UpgradeStrategy()
     defects: Defects = Defects()
 
     @field_validator("kubernetes")
