@@ -15,7 +15,7 @@ from harness.backends import registry
 from harness.backends.common import find_run
 from harness.errors import ClusterError, QuorumError
 from harness.inventory.cli import inventory
-from harness.toolchain.versions import KUBERNETES_DEFAULT
+from harness.toolchain.versions import KUBERNETES_DEFAULT, UPGRADE_BINARIES, UPGRADE_TO
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -34,11 +34,15 @@ def toolchain() -> None:
 
 @toolchain.command("install")
 @click.option("--kubernetes", default=KUBERNETES_DEFAULT, show_default=True, help="Kubernetes release to build")
+@click.option("--upgrade-target", is_flag=True, help=f"instead, the control plane of {UPGRADE_TO}, the release the "
+              "lifecycle suite upgrades to by default (pytest --upgrade-to)")
 @click.argument("names", nargs=-1)
-def toolchain_install(kubernetes: str, names: tuple[str, ...]) -> None:
+def toolchain_install(kubernetes: str, upgrade_target: bool, names: tuple[str, ...]) -> None:
     """Install every binary (or only NAMES) that is missing from the cache."""
     from harness.toolchain.install import Toolchain
 
+    if upgrade_target:
+        kubernetes, names = UPGRADE_TO, names or UPGRADE_BINARIES
     chain = Toolchain(kubernetes)
     entries = chain.install(list(names) or None)
     console.print(f"{len(entries)} binaries ready in {chain.cache.root}")

@@ -43,7 +43,12 @@ _HELP_FLAG = re.compile(r"^\s+(?:-\w, )?(--[a-z0-9][a-z0-9-]*)", re.MULTILINE)
 def known_flags(binary: Path) -> set[str]:
     """The flags a component binary takes, from its own --help (cached next to nothing: --help takes a second)."""
     result = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
-    return set(_HELP_FLAG.findall(result.stdout + result.stderr))
+    return flags_in_help(result.stdout + result.stderr)
+
+
+def flags_in_help(text: str) -> set[str]:
+    """The long flags a component's --help lists, one per line ('      --etcd-servers strings  ...')."""
+    return set(_HELP_FLAG.findall(text))
 
 
 def unknown_extra_flags(binary: Path, flags: Iterable[str]) -> list[str]:

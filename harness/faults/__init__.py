@@ -10,7 +10,9 @@ from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, Packet
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
 from harness.faults.pod import ContainerKill
 from harness.faults.rollout import Rollout
+from harness.faults.upgrade import Upgrade
 
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
-           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "ContainerKill", "IsolateLeaseHolder", "Rollout"]
+           "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "ContainerKill", "IsolateLeaseHolder", "Rollout",
+           "Upgrade"]

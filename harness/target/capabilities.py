@@ -23,6 +23,7 @@ class Capability(str, Enum):
     PODS = "pods"
     STATIC_PODS = "static-pods"
     SELF_HOSTED = "self-hosted"
+    RELEASES = "releases"
 
     @property
     def meaning(self) -> str:
@@ -49,4 +50,6 @@ MEANING = {
     Capability.STATIC_PODS: "the control plane runs as kubelet static pods from manifests on each node's disk",
     Capability.SELF_HOSTED: "a self-hosted control plane (kube-apiserver a DaemonSet) whose pods a pod checkpointer "
                             "keeps on each control-plane node's disk",
+    Capability.RELEASES: "run a control-plane component from another Kubernetes release's binaries, which every "
+                         "host sees at the toolchain cache's path",
 }

@@ -34,6 +34,13 @@ class ConfiguredPromises(ABC):
         leader failover and give-up derive from them): the topology's, where Quorum wrote the configuration."""
         return self.topology.leader_election
 
+    def upgrade_max_unavailable(self) -> int:
+        """How many components of one kind the cluster's own upgrade strategy restarts at once (a self-hosted
+        DaemonSet's maxUnavailable; one for a node-by-node upgrade): the topology's, where it says (kind's and an
+        inventory's do not: their upgrades are kubeadm's, node by node)."""
+        strategy = getattr(self.topology, "upgrade", None)
+        return strategy.max_unavailable if strategy is not None else 1
+
     def etcd_settings(self) -> "EtcdSettings":
         """etcd's heartbeat and election timeout as configured (the bounds of a leader change derive from them)."""
         return self.topology.etcd

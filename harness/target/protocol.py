@@ -19,6 +19,7 @@ from harness.target.capabilities import Capability
 from harness.target.network import InHostNetwork
 from harness.target.pods import PodContainers
 from harness.target.promises import ConfiguredPromises
+from harness.target.releases import ComponentReleases
 from harness.target.self_hosted import SelfHostedRecovery
 from harness.topology import Component
 
@@ -55,7 +56,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainers, ABC):
+class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainers, ComponentReleases, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)

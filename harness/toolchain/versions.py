@@ -14,6 +14,10 @@ from functools import total_ordering
 from harness.errors import ToolchainError
 
 KUBERNETES_DEFAULT = "v1.34.4"
+# the lifecycle suite's default --upgrade-to: the next minor's newest patch on the Go module proxy (its control plane
+# only: the process and docker backends run no kubelet)
+UPGRADE_TO = "v1.35.4"
+UPGRADE_BINARIES: tuple[str, ...] = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 KUBERNETES_MIN_MINOR = 34  # older releases need a Go toolchain older than the one we can rely on
 KWOK_VERSION = "v0.8.0"
 KIND_VERSION = "v0.33.0"

@@ -136,7 +136,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
                      measures=[from_verdict("lb_detection_s", detection, "detection_s", bound=detection_max_s,
                                             bound_source=DETECTION),
                                from_verdict("availability_pct", api, "availability_pct")])
-    assert result.failed_on == cluster.hosts(HostRole.CONTROLLER)[0] and result.changed == []
+    assert result.failed_on == f"kube-apiserver@{first}" and result.changed == []
     assert all(cluster.apiserver(h).ready() for h in cluster.hosts(HostRole.CONTROLLER))
     assert all(verdicts), explain_all(verdicts)
 
@@ -162,7 +162,7 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
     verdicts = judge(history, api, routed, figures={"changed": changed, "rolled_back": rolled_back},
                      measures=[from_verdict("availability_pct", api, "availability_pct"),
                                from_verdict("availability_pct", routed, "availability_pct", subject="new-connections")])
-    assert result.completed and changed == cluster.hosts(HostRole.CONTROLLER)
+    assert result.completed and changed == [f"kube-apiserver@{h}" for h in cluster.hosts(HostRole.CONTROLLER)]
     assert rolled_back, "an apiserver was not ready within its start-up allowance after the rollback"
     assert all(verdicts), explain_all(verdicts)
 

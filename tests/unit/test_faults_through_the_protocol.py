@@ -17,6 +17,7 @@ from harness.faults.etcd import LoseQuorumForGood, RemoveMember
 from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
+from harness.faults.upgrade import Upgrade
 from harness.history import History
 from harness.scenario import exits_within, least_restarted_host
 from harness.target.capabilities import Capability
@@ -31,7 +32,7 @@ SAMPLES = [Kill(component="kube-scheduler@c2"), Pause(component="kube-controller
            Partition(side_a=["c1"], side_b=["c2", "c3"]), IsolateEtcdLeader(), PacketLoss(host="c2"),
            Bandwidth(host="c3", rate_mbit=10), Latency(host="c1"), RemoveMember(host="c2"), LoseQuorumForGood(),
            NodeKill(host="c3"), NodePause(host="c2"), NodeRestart(), NodeDisconnect(host="c1"),
-           IsolateLeaseHolder(lease="kube-scheduler")]
+           IsolateLeaseHolder(lease="kube-scheduler"), Upgrade(component="kube-apiserver@c2", to="v1.35.4")]
 
 
 # faults that act through what the fake's model does not serve, the Kubernetes API (target.api) or a node's container
@@ -101,7 +102,11 @@ def test_a_fault_the_target_cannot_do_is_refused_with_the_capability_and_nothing
     (NodeRestart(hosts=["c7"]), "no hosts ['c7']"),
     (PacketLoss(host="c2", probability=1.5), "probability 1.5 must be in (0, 1]"),
     (ModifyFlags(component="kube-apiserver@c1", add={"x y": "1"}), "'x y' is not a flag"),
-], ids=["host", "no-host", "component", "restart", "probability", "flag"])
+    (Upgrade(component="kube-scheduler@c1", to="v1.35.4"), "rule controller-not-newer-than-apiserver"),
+    (Upgrade(component="kube-apiserver@c1", to="v1.36.3"), "rule no-skipped-minor"),
+    (Upgrade(component="kube-apiserver@c1", to="v1.35.4", replace={"--no-such-flag": "1"}), "takes no --no-such-flag"),
+    (Upgrade(component="etcd@c1", to="v1.35.4"), "etcd is not a component an upgrade changes"),
+], ids=["host", "no-host", "component", "restart", "probability", "flag", "skew", "skipped-minor", "new-flag", "etcd"])
 def test_a_fault_naming_what_the_target_lacks_is_refused_with_the_choices(fake, fault, named):
     with pytest.raises(FaultError) as refused:
         Nemesis(fake).inject(fault)

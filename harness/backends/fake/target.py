@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,13 @@ from harness.run.state import RunState
 from harness.shell import CommandError
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole, Target, component_name
+from harness.toolchain.versions import Version
 from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
 MODEL = "fake.json"
+
+
+_MODEL_LOCK = threading.RLock()
 
 
 class FakeTarget(Target):
@@ -71,13 +76,16 @@ class FakeTarget(Target):
                 "leases": {lease: f"{controllers[0]}_fake" for lease in LEASES} if controllers else {}}
 
     def model(self) -> dict[str, Any]:
-        return json.loads((self.run_dir / MODEL).read_text())
+        with _MODEL_LOCK:
+            return json.loads((self.run_dir / MODEL).read_text())
 
     @contextlib.contextmanager
     def changing(self) -> Iterator[dict[str, Any]]:
-        model = self.model()
-        yield model
-        (self.run_dir / MODEL).write_text(json.dumps(model, indent=1))
+        """One change at a time (a batch of faults acts from several threads at once)."""
+        with _MODEL_LOCK:
+            model = self.model()
+            yield model
+            (self.run_dir / MODEL).write_text(json.dumps(model, indent=1))
 
     def calls(self) -> list[list[Any]]:
         return self.model()["calls"]
@@ -89,9 +97,12 @@ class FakeTarget(Target):
         return model["components"][key]
 
     @staticmethod
-    def _start(model: dict, entry: dict) -> None:
+    def _start(model: dict, entry: dict, component_id: str = "") -> None:
         entry["pid"], entry["state"] = model["next_pid"], "R"
         model["next_pid"] += 1
+        component, _, host = component_id.partition("@")
+        if model["leases"].get(component, "").startswith(f"{host}_"):  # a restarted holder's successor holds it
+            model["leases"][component] = f"{host}_{entry['pid']}"
 
     # ---- identity ------------------------------------------------------------------------------
 
@@ -115,6 +126,9 @@ class FakeTarget(Target):
             Path(argv[argv.index("save") + 1]).write_bytes(b"fake etcd snapshot")
         if argv[:1] == ["false"] and check:
             raise CommandError(argv, 1, "")
+        if argv[1:] == ["--help"]:  # every release takes every flag the model's components run with
+            return "".join(f"      {flag.split('=')[0]} string\n" for c in self.model()["components"].values()
+                           for flag in c["argv"][1:])
         return " ".join(argv[1:]) + "\n" if argv[:1] == ["echo"] else ""
 
     def put_file(self, host: str, path: str, text: str) -> None:
@@ -212,13 +226,24 @@ class FakeTarget(Target):
         entry = self._component(self.model(), component, host)
         return list(entry["override"] or entry["argv"])
 
+    def running_argv(self, component: Component | str, host: str) -> list[str] | None:
+        return self.running_command_line(component, host) if self.pid(component, host) is not None else None
+
+    def running_version(self, component: Component | str, host: str) -> Version | None:
+        """The configured release, or the one release_binary's path names."""
+        path = (self.running_argv(component, host) or [""])[0].split("/")
+        return None if path == [""] else Version.parse(path[-2] if len(path) > 2 else self.topology.kubernetes)
+
+    def release_binary(self, component: Component | str, version: Version) -> str:
+        return f"/fake/releases/{version}/{component_name(component)}"
+
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
         with self.changing() as model:
             model["calls"].append(["override", f"{component_name(component)}@{host}", list(argv)])
             entry = self._component(model, component, host)
             entry["override"] = list(argv)
             if not entry["held"]:
-                self._start(model, entry)
+                self._start(model, entry, f"{component_name(component)}@{host}")
 
     def restore_command_line(self, component: Component | str, host: str) -> None:
         with self.changing() as model:
@@ -227,7 +252,7 @@ class FakeTarget(Target):
                 model["calls"].append(["restore", f"{component_name(component)}@{host}"])
                 entry["override"] = None
                 if not entry["held"]:
-                    self._start(model, entry)
+                    self._start(model, entry, f"{component_name(component)}@{host}")
 
     def ensure_running(self, component: Component | str, host: str) -> None:
         with self.changing() as model:

@@ -31,6 +31,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, component_name
 from harness.thresholds import restart_budget_s
 from harness.toolchain.install import Toolchain
+from harness.toolchain.versions import Version
 from harness.waiting import eventually
 from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
@@ -55,7 +56,8 @@ class ProcessTarget(Target):
     def capabilities(cls) -> frozenset[Capability]:
         return frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
                           Capability.SHAPE, Capability.SUPERVISOR, Capability.LB_ADMIN, Capability.RUN_FILES,
-                          Capability.ETCD_DATA, Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH})
+                          Capability.ETCD_DATA, Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH,
+                          Capability.RELEASES})
 
     # ---- identity ------------------------------------------------------------------------------
 
@@ -284,6 +286,10 @@ class ProcessTarget(Target):
     def tool_path(self, name: str) -> str:
         """Hosts see the machine's toolchain at the same path (the docker backend mounts it there)."""
         return str(self.layout.binary(name))
+
+    def release_binary(self, component: Component | str, version: Version) -> str:
+        """From the toolchain cache, which hosts see at the same path (as tool_path)."""
+        return str(Toolchain(str(version)).path(component_name(component)))
 
     def supervisor_events(self) -> Path:
         return self.run_dir / "events.jsonl"

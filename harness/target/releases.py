@@ -1,0 +1,41 @@
+"""Which Kubernetes release each control-plane component runs, and another release's binaries to run instead.
+Part of the Target (harness/target/protocol.py): the upgrade fault asks here, never which backend it is."""
+
+from __future__ import annotations
+
+from abc import ABC
+from typing import Any
+
+from harness.errors import QuorumError, Unsupported
+from harness.target.capabilities import Capability
+from harness.toolchain.versions import Version
+from harness.topology import Component
+
+
+class ComponentReleases(ABC):
+    topology: Any
+
+    def release_binary(self, component: Component | str, version: Version) -> str:
+        """The path, as `exec` sees it inside every host, of `component`'s binary of release `version`; a
+        ToolchainError with the install command when it is not built (Capability.RELEASES)."""
+        raise Unsupported("this backend cannot run another release's binaries (it needs "
+                          f"{Capability.RELEASES.value}: {Capability.RELEASES.meaning})",
+                          "run it on a backend that offers it (process, docker)")
+
+    def running_argv(self, component: Component | str, host: str) -> list[str] | None:
+        """The live command line of the component's process on `host` (argv[0] first), None while it is down."""
+        pid = self.pid(component, host)  # type: ignore[attr-defined]
+        if pid is None:
+            return None
+        raw = self.exec(host, ["cat", f"/proc/{int(pid)}/cmdline"], check=False)  # type: ignore[attr-defined]
+        return [part for part in raw.split("\0") if part] or None
+
+    def running_version(self, component: Component | str, host: str) -> Version | None:
+        """The release of the binary the component on `host` runs now (its `--version`), None while it is down."""
+        argv = self.running_argv(component, host)
+        if argv is None:
+            return None
+        try:
+            return Version.parse(self.exec(host, [argv[0], "--version"], timeout=30.0))  # type: ignore[attr-defined]
+        except (QuorumError, ValueError):
+            return None  # gone between the two reads, or not a Kubernetes binary
