@@ -54,6 +54,7 @@ fi
 export PATH="$venv/bin:$PATH"
 
 quorum toolchain install
+quorum toolchain install --upgrade-target  # the release the lifecycle suite upgrades to (its control plane)
 
 status=0
 case "$job" in

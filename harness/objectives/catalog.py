@@ -28,6 +28,7 @@ FLAGS = "scenarios/apiserver_flags/test_flag_corruption.py"
 LOAD = "scenarios/load/test_load.py"
 CHECKPOINTER = "scenarios/checkpointer/test_checkpointer.py"
 STATIC = "scenarios/static_pods/test_static_pods.py"
+LIFECYCLE = "scenarios/lifecycle/test_upgrade.py"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 SLO_CLASSES = ("mutating", "get", "list_namespace", "list_cluster")
 
@@ -37,7 +38,8 @@ MEASURES = {spec.name: spec for spec in (
            f"{STATIC}::test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet"], subjects=COMPONENTS),
     _spec("lease_failover_s", "s", "a killed or frozen leader's lease held by another identity",
           [f"{LEADERS}::test_a_standby_takes_over_when_the_leader_is_killed*",
-           f"{LEADERS}::test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes*"]),
+           f"{LEADERS}::test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes*",
+           f"{LIFECYCLE}::test_a_rolling_upgrade_*"]),
     _spec("lease_give_up_s", "s", "a leader woken past its renew deadline gives its leadership up",
           [f"{LEADERS}::test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes*"]),
     _spec("lb_detection_s", "s", "the load balancer takes a dead or unready apiserver out of rotation",
@@ -57,11 +59,13 @@ MEASURES = {spec.name: spec for spec in (
           [f"{SELF_HEALING}*", f"{FLAGS}::*",
            "scenarios/bandwidth/test_bandwidth.py::test_the_api_stays_available_when_a_controller_link_is_slow",
            f"{STATIC}::test_a_corrupted*", f"{STATIC}::test_a_control_plane_node_partitioned*",
-           f"{LOAD}::test_killing_one_apiserver_under_load", f"{LOAD}::test_partitioning_one_etcd_member_under_load"],
+           f"{LOAD}::test_killing_one_apiserver_under_load", f"{LOAD}::test_partitioning_one_etcd_member_under_load",
+           f"{LIFECYCLE}::test_a_rolling_upgrade_*", f"{LIFECYCLE}::test_an_upgrade_*"],
           higher_is_better=True),
     _spec("lost_writes", "count", "acknowledged writes missing at the end",
           [f"{SELF_HEALING}*", f"{ETCD}::test_writes_*", f"{ETCD}::test_without_*",
-           f"{ETCD}::test_a_partitioned_*", f"{ETCD}::test_a_removed_*", f"{ETCD}::test_disaster_*"]),
+           f"{ETCD}::test_a_partitioned_*", f"{ETCD}::test_a_removed_*", f"{ETCD}::test_disaster_*",
+           f"{LIFECYCLE}::test_a_rolling_upgrade_*", f"{LIFECYCLE}::test_an_upgrade_*"]),
     _spec("api_p99_s", "s", "an API call class's worst p99 under load (in the apiservers; at the client under a fault)",
           [f"{LOAD}::*"], subjects=SLO_CLASSES),
     _spec("pod_startup_s", "s", "the p99 of pods' creation to Running as a watch reports it, on hollow nodes",

@@ -52,6 +52,8 @@ CASES = [
     ("node-lease-too-long", "scenarios/load/test_load.py", "steady_load", "[node-heartbeats: fail]"),
     # apiservers starved of CPU by their limit: calls wait inside them; the steady load judges latency there
     ("apiserver-cpu-starved", "scenarios/load/test_load.py", "steady_load", "[server-side-latency-slo: fail]"),
+    # an upgrade strategy that restarts every apiserver at once: the API is down while the new release starts
+    ("upgrade-all-at-once", "scenarios/lifecycle/test_upgrade.py", "rolling_upgrade", "[availability: fail]"),
     # schedulers starved of CPU by their limit: pods wait to be bound
     ("scheduler-cpu-starved", "scenarios/load/test_pod_startup.py", "stateless", "[pod-startup-slo: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')

@@ -13,14 +13,14 @@ import pytest
 from tests.integration.conftest import CLUSTERS, in_docker_lane
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth", "conformance"}
+SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "bandwidth", "conformance", "lifecycle"}
 # Not host_to_host nor the enforced limit: after its heal the limit's scenario judges iperf3's throughput against
 # the 5 Gbit/s floor too, which the other lane of ./run.sh tests distorts (tests/conftest.py; 4463.7 Mbit/s in a CI
 # run with a third lane on 2026-11-27, 4.28 Gbit/s in one beside other work). The slow controller link puts the
 # docker backend's shaping under an availability verdict instead; that the shaping is installed and removed exactly
 # on docker is checked by test_the_target_protocol_holds_on_docker; the throughput verdicts run alone.
 SMOKE = ("(conformance and not host_to_host) or unknown-flag or leader_of_three or partitioned_leader "
-         "or standby_takes_over or (killed_component_comes_back and etcd) or controller_link_is_slow")
+         "or standby_takes_over or (killed_component_comes_back and etcd) or controller_link_is_slow or skew_policy")
 
 
 @pytest.mark.timeout(1500)

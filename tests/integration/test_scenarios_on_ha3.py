@@ -19,7 +19,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 MEASURING = {"bandwidth", "load"}  # their verdicts are throughput and latency figures
-SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "conformance"}
+SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "lifecycle", "conformance"}
 
 
 def run_main_job(tmp_path: Path, selection: list[str], suites: set[str]) -> subprocess.CompletedProcess:
