@@ -1,0 +1,78 @@
+"""Rolling upgrade timings: each step (one component on the new release, ready, and for a leader-elected one its
+lease held by a successor) and the whole upgrade and rollback, on a healthy cluster without load. The cluster is
+built here (process backend unless --backend), upgraded and rolled back --runs times, and torn down.
+
+    python bench/upgrade.py [--to v1.35.4] [--runs 3] [--backend process|docker] [--topology clusters/ha3.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from common import ROOT, write_results  # noqa: E402
+
+from harness.backends import registry  # noqa: E402
+from harness.faults import Nemesis  # noqa: E402
+from harness.lifecycle.upgrade import roll_back_upgrade, rolling_upgrade  # noqa: E402
+from harness.thresholds import STARTUP_ALLOWANCE_S  # noqa: E402
+from harness.toolchain.versions import UPGRADE_TO, Version, kubernetes_version  # noqa: E402
+from harness.waiting import eventually  # noqa: E402
+
+READY_S = max(STARTUP_ALLOWANCE_S.values())
+
+
+def spread(name: str, seconds: list[float]) -> dict:
+    return {"what": name, "samples": len(seconds), "median_s": round(statistics.median(seconds), 1),
+            "min_s": round(min(seconds), 1), "max_s": round(max(seconds), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--to", default=UPGRADE_TO)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--backend", default="process", choices=("process", "docker"))
+    parser.add_argument("--topology", default=str(ROOT / "clusters" / "ha3.yaml"))
+    args = parser.parse_args()
+    if not 1 <= args.runs <= 10:
+        parser.error("--runs must be between 1 and 10")
+    to = Version.parse(str(kubernetes_version(args.to)))
+    steps: dict[str, list[float]] = {}
+    upgrades, rollbacks = [], []
+    with tempfile.TemporaryDirectory(prefix="quorum-bench-upgrade-") as scratch:
+        cluster = registry.get(args.backend).up(Path(args.topology), Path(scratch) / "run")
+        try:
+            for _ in range(args.runs):
+                assert eventually(lambda: not cluster.problems(), 120, 1.0), "the cluster is not healthy before a run"
+                nemesis = Nemesis(cluster)
+                started = time.monotonic()
+                result = rolling_upgrade(cluster, nemesis, to, ready_timeout_s=READY_S)
+                upgrades.append(time.monotonic() - started)
+                assert result.completed, f"{result.rollout.failed_on} did not come back on {to}"
+                for component_id, seconds in result.rollout.step_s.items():
+                    steps.setdefault(component_id.partition("@")[0], []).append(seconds)
+                started = time.monotonic()
+                assert roll_back_upgrade(cluster, nemesis, result, ready_timeout_s=READY_S), "the rollback stalled"
+                rollbacks.append(time.monotonic() - started)
+        finally:
+            registry.down(Path(scratch) / "run")
+    rows = [spread(f"one {component} step", seconds) for component, seconds in steps.items()]
+    rows += [spread("the whole upgrade", upgrades), spread("the whole rollback", rollbacks)]
+    write_results("upgrade", rows, ["what", "samples", "median_s", "min_s", "max_s"],
+                  f"Rolling upgrade to {to} ({args.backend} backend, {Path(args.topology).name})",
+                  notes="A step ends when the component is ready on the new release and, for a leader-elected one, "
+                        "its lease is held by a running process other than the one the step restarted "
+                        "(docs/lifecycle.md). An apiserver step includes its shutdown delay (8 s on ha3). No load "
+                        "runs meanwhile (the lifecycle suite's figures are under load). Control-plane scale up and "
+                        "down is not built yet.")
+
+
+if __name__ == "__main__":
+    main()

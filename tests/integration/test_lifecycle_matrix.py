@@ -1,0 +1,46 @@
+"""The lifecycle suite across every adjacent pair of the release matrix (docs/lifecycle.md): ha3 built on release N,
+upgraded to N+1 under load, rolled back, aborted half-way. CI runs the first pair in the main job
+(test_scenarios_on_ha3.py); the later pairs are built on demand (`quorum toolchain install --kubernetes N+1
+kube-apiserver kube-controller-manager kube-scheduler kubectl`) and run nightly."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.toolchain.versions import KUBERNETES_DEFAULT, UPGRADE_TO
+
+ROOT = Path(__file__).resolve().parents[2]
+# (running, upgraded to): adjacent minors, each the newest patch the Go module proxy served when it was added
+PAIRS = [(KUBERNETES_DEFAULT, UPGRADE_TO), ("v1.35.4", "v1.36.3")]
+
+
+def test_the_pairs_are_adjacent_minors_and_the_first_is_what_ci_runs():
+    assert PAIRS[0] == (KUBERNETES_DEFAULT, UPGRADE_TO)
+    for (running, to), (later, _) in zip(PAIRS, PAIRS[1:] + [(None, None)]):
+        assert int(to.split(".")[1]) == int(running.split(".")[1]) + 1
+        assert later is None or later == to
+
+
+@pytest.mark.deep("CI runs the lifecycle suite on the first pair (the main job on ha3); this repeats it on the later "
+                  "pairs of the matrix, each ~5 min plus its build")
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("running, to", PAIRS[1:], ids=[f"{a}-to-{b}" for a, b in PAIRS[1:]])
+def test_the_lifecycle_suite_passes_on_each_later_pair(tmp_path, running, to):
+    for release, names in ((running, ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"]),
+                           (to, ["kube-apiserver", "kube-controller-manager", "kube-scheduler"])):
+        build = subprocess.run([sys.executable, "-m", "harness.cli", "toolchain", "install", "--kubernetes", release,
+                                *names], cwd=ROOT, capture_output=True, text=True, timeout=1500)
+        assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
+    topology = yaml.safe_load((ROOT / "clusters" / "ha3.yaml").read_text())
+    topology.update(name="ha3-next", kubernetes=running, network={"subnet": "10.213.41.0/24"})
+    (tmp_path / "ha3-next.yaml").write_text(yaml.safe_dump(topology))
+    result = subprocess.run([sys.executable, "-m", "pytest", "scenarios/lifecycle", f"--topology={tmp_path / 'ha3-next.yaml'}",
+                             f"--upgrade-to={to}", f"--run-dir={tmp_path / 'run'}",
+                             f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider", "-q"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=1500)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    assert "3 passed" in result.stdout, result.stdout[-2000:]
+    assert not (tmp_path / "run" / "state.json").exists(), "the cluster must be torn down"
