@@ -25,9 +25,11 @@ def test_the_config_has_the_asked_roles_and_the_offline_settings():
     assert config["networking"] == {"kubeProxyMode": "nftables"}
     assert _patch(config, "KubeletConfiguration")["failCgroupV1"] is False
     assert f"registry.k8s.io/etcd:{_patch(config, 'ClusterConfiguration')['etcd']['local']['imageTag']}" == ETCD_IMAGE
-    # no addon is skipped: the node image holds kube-proxy's and coredns's images (kubeadm's coredns tag)
+    # no addon is skipped: the node image holds kube-proxy's and coredns's images, and kubeadm is told coredns's tag
+    # (kubeadm 1.34's own; 1.35 would ask for v1.13.1, which the image does not hold)
     assert not any(yaml.safe_load(p).get("kind") == "InitConfiguration" for p in config["kubeadmConfigPatches"])
     assert COREDNS_IMAGE == "registry.k8s.io/coredns/coredns:v1.12.1"
+    assert f"registry.k8s.io/coredns/coredns:{_patch(config, 'ClusterConfiguration')['dns']['imageTag']}" == COREDNS_IMAGE
 
 
 @pytest.mark.parametrize("control_planes, workers", [(0, 2), (1, -1)])

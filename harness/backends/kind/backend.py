@@ -60,7 +60,7 @@ class KindBackend(Backend):
         try:
             engine = ensure_engine()
             shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers, topology.kind.self_hosted,
-                                   topology.checkpointer)
+                                   topology.checkpointer, topology.kubernetes)
             kind.create(engine, state, topology.network.subnet, shape, say=tell,
                         hardened=not topology.defects.kubeadm_defaults)
             cluster = KindTarget(run_dir)

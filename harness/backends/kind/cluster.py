@@ -31,6 +31,7 @@ from harness.components.apiserver import authentication_config
 from harness.shell import run
 from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
+from harness.toolchain.versions import KUBERNETES_DEFAULT
 
 CREATE_TIMEOUT_S = 900
 LOAD_TIMEOUT_S = 300
@@ -43,6 +44,7 @@ class KindShape:
     workers: int = 2
     self_hosted: bool = False  # the static apiservers share their port with the self-hosted ones (self_hosted.py)
     checkpointer: bool = False  # its image is loaded into the nodes (checkpointer.py)
+    kubernetes: str = KUBERNETES_DEFAULT  # the node image's release
 
     def __post_init__(self) -> None:
         if self.control_planes < 1 or self.workers < 0:
@@ -95,9 +97,11 @@ def kind_config(shape: KindShape, name: str = "kind", *, authentication: Path | 
         "networking": {"kubeProxyMode": "nftables"},
         "nodes": nodes,
         "kubeadmConfigPatches": [
-            # the node image holds the toolchain's etcd under this tag (kubeadm 1.34 would ask for 3.6)
+            # the node image holds the toolchain's etcd and coredns under these tags (kubeadm 1.34 would ask for
+            # etcd 3.6, kubeadm 1.35 for coredns v1.13.1)
             yaml.safe_dump({"kind": "ClusterConfiguration",
-                            "etcd": {"local": {"imageTag": node_image.ETCD_IMAGE.rsplit(":", 1)[1]}}}),
+                            "etcd": {"local": {"imageTag": node_image.ETCD_IMAGE.rsplit(":", 1)[1]}},
+                            "dns": {"imageTag": node_image.COREDNS_IMAGE.rsplit(":", 1)[1]}}),
             # kubelet 1.34 refuses cgroup v1 hosts unless told
             yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False}),
             *patches,
@@ -146,7 +150,7 @@ def create_network(engine: Engine, state: RunState, subnet: ipaddress.IPv4Networ
 def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape: KindShape = KindShape(),
            say=lambda _: None, *, hardened: bool = True) -> Path:
     """Create the cluster; returns its kubeconfig (0600, in the run directory). The caller tears down."""
-    toolchain = Toolchain()
+    toolchain = Toolchain(shape.kubernetes)
     for raised in raise_inotify_limits():
         say(f"raised {raised} (kind's nodes share root's inotify allowance)")
     image, took = node_image.build(engine, str(toolchain.kubernetes), say=say)

@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from harness.errors import TopologyError
-from harness.topology import EtcdSettings, LeaderElection, Network, Strict, read_topology_file, validated
+from harness.toolchain.versions import KUBERNETES_DEFAULT
+from harness.topology import (EtcdSettings, LeaderElection, Network, Strict, Topology, read_topology_file,
+                              validated)
 
 
 class KindNodes(Strict):
@@ -55,6 +57,7 @@ class KindDefects(Strict):
 class KindTopology(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")
     backend: str = Field(pattern=r"^kind$", description="marks a kind topology; the value is always kind")
+    kubernetes: str = KUBERNETES_DEFAULT  # the node image's release: kubelet, kubeadm and the control plane
     disposable: bool = False
     network: Network
     kind: KindNodes = KindNodes()
@@ -76,6 +79,8 @@ class KindTopology(Strict):
         """kubeadm's stacked etcd: TLS for clients and peers, and no --heartbeat-interval or --election-timeout,
         so etcd's own defaults (100 ms, 1000 ms) that the etcd bounds derive from."""
         return EtcdSettings()
+
+    _supported = field_validator("kubernetes")(Topology.supported_version.__func__)
 
     @model_validator(mode="after")
     def _defects_fit_the_cluster(self) -> "KindTopology":
