@@ -55,13 +55,17 @@ class EtcdSettings(Strict):
         return self
 
 
-class ApiserverSettings(Strict):
-    extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to every apiserver")
+class ExtraFlags(Strict):
+    extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to the component on "
+                                        "every host")
 
     @field_validator("extra_flags")
     @classmethod
     def safe_flags(cls, flags: dict[str, str]) -> dict[str, str]:
         return checked_flags(flags)
+
+
+class ApiserverSettings(ExtraFlags):
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
     port: int = Field(6443, ge=1, le=65535)
     anonymous_health_only: bool = Field(True, description="anonymous requests only on /livez, /readyz, /healthz")
@@ -69,13 +73,8 @@ class ApiserverSettings(Strict):
                                     "with /readyz failing, so the LB takes it out first (docs/scenarios.md)")
 
 
-class ControllerManagerSettings(Strict):
-    extra_flags: dict[str, str] = Field(default_factory=dict, description="--name: value added to every controller-manager")
-
-    @field_validator("extra_flags")
-    @classmethod
-    def safe_flags(cls, flags: dict[str, str]) -> dict[str, str]:
-        return checked_flags(flags)
+class ControllerManagerSettings(ExtraFlags):
+    """kube-controller-manager's settings: its extra flags."""
 
 
 class LeaderElection(Strict):
