@@ -22,11 +22,8 @@ from common import ROOT, write_results  # noqa: E402
 from harness.backends import registry  # noqa: E402
 from harness.faults import Nemesis  # noqa: E402
 from harness.lifecycle.upgrade import roll_back_upgrade, rolling_upgrade  # noqa: E402
-from harness.thresholds import STARTUP_ALLOWANCE_S  # noqa: E402
 from harness.toolchain.versions import UPGRADE_TO, Version, kubernetes_version  # noqa: E402
 from harness.waiting import eventually  # noqa: E402
-
-READY_S = max(STARTUP_ALLOWANCE_S.values())
 
 
 def spread(name: str, seconds: list[float]) -> dict:
@@ -53,13 +50,13 @@ def main() -> None:
                 assert eventually(lambda: not cluster.problems(), 120, 1.0), "the cluster is not healthy before a run"
                 nemesis = Nemesis(cluster)
                 started = time.monotonic()
-                result = rolling_upgrade(cluster, nemesis, to, ready_timeout_s=READY_S)
+                result = rolling_upgrade(cluster, nemesis, to)
                 upgrades.append(time.monotonic() - started)
                 assert result.completed, f"{result.rollout.failed_on} did not come back on {to}"
                 for component_id, seconds in result.rollout.step_s.items():
                     steps.setdefault(component_id.partition("@")[0], []).append(seconds)
                 started = time.monotonic()
-                assert roll_back_upgrade(cluster, nemesis, result, ready_timeout_s=READY_S), "the rollback stalled"
+                assert roll_back_upgrade(cluster, nemesis, result), "the rollback stalled"
                 rollbacks.append(time.monotonic() - started)
         finally:
             registry.down(Path(scratch) / "run")

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from harness.faults import Nemesis, Upgrade
 from harness.faults.upgrade import control_plane_versions
 from harness.lifecycle.skew import check_step, upgrade_steps
-from harness.scenario.rollout import RolloutResult, component_ready, roll_back, rolling_change
+from harness.scenario.rollout import RolloutResult, Timeout, component_ready, roll_back, rolling_change
 from harness.target.protocol import LEASES, Target, split_id
+from harness.thresholds import STARTUP_ALLOWANCE_S, leader_failover_bound_s
 from harness.toolchain.versions import Version
+from harness.topology import Component
 
 
 def plan_upgrade(versions: dict[str, Version], to: Version, steps: list[str] | None = None) -> list[str]:
@@ -68,24 +70,38 @@ class UpgradeResult:
         return self.rollout.completed
 
 
-def rolling_upgrade(cluster: Target, nemesis: Nemesis, to: Version, *, ready_timeout_s: float,
+def step_timeout_s(cluster: Target) -> Callable[[str], float]:
+    """How long a step may take to pass its gate, per component: its start-up allowance, and for a leader-elected
+    one also a lease failover as the configuration promises it (the restarted holder's lease runs out first; a
+    cluster with slow leases must not have its upgrade aborted for them)."""
+    failover = leader_failover_bound_s(cluster.leader_election())
+
+    def timeout(component_id: str) -> float:
+        component = split_id(component_id)[0]
+        return STARTUP_ALLOWANCE_S[Component(component)] + (failover if component in LEASES else 0.0)
+    return timeout
+
+
+def rolling_upgrade(cluster: Target, nemesis: Nemesis, to: Version, *, ready_timeout_s: Timeout | None = None,
                     steps: list[str] | None = None, flags: dict[str, dict[str, str]] | None = None,
                     at_once: int = 1) -> UpgradeResult:
     """Upgrade every running control-plane component (or `steps`) to `to`, `at_once` components at a time (the
-    cluster's own strategy: Target.upgrade_max_unavailable); `flags` gives, per component id, flags the new release
-    runs with (replaced or added). The changes stay applied (the nemesis heals them at the end;
+    cluster's own strategy: Target.upgrade_max_unavailable), each step given `ready_timeout_s` (default:
+    step_timeout_s); `flags` gives, per component id, flags the new release runs with (replaced or added). The changes stay applied (the nemesis heals them at the end;
     `roll_back_upgrade` undoes them in order)."""
     before = control_plane_versions(cluster)
     order = plan_upgrade(before, to, steps)
     changes = [Upgrade(component=cid, to=str(to), replace=(flags or {}).get(cid, {})) for cid in order]
     gate = ReleaseGate(lambda component_id: to)
-    return UpgradeResult(to, before, rolling_change(cluster, nemesis, changes, ready_timeout_s=ready_timeout_s,
+    timeout = step_timeout_s(cluster) if ready_timeout_s is None else ready_timeout_s
+    return UpgradeResult(to, before, rolling_change(cluster, nemesis, changes, ready_timeout_s=timeout,
                                                     ready=gate, before_each=gate.before, at_once=at_once))
 
 
-def roll_back_upgrade(cluster: Target, nemesis: Nemesis, result: UpgradeResult, *, ready_timeout_s: float) -> bool:
+def roll_back_upgrade(cluster: Target, nemesis: Nemesis, result: UpgradeResult, *,
+                      ready_timeout_s: Timeout | None = None) -> bool:
     """Every upgraded component back on its release from before, newest step first (schedulers, then
     controller-managers, then apiservers: the policy's order backwards), each ready on it before the next."""
     gate = ReleaseGate(lambda component_id: result.before[component_id])
-    return roll_back(cluster, nemesis, result.rollout, ready_timeout_s=ready_timeout_s, ready=gate,
-                     before_each=gate.before)
+    timeout = step_timeout_s(cluster) if ready_timeout_s is None else ready_timeout_s
+    return roll_back(cluster, nemesis, result.rollout, ready_timeout_s=timeout, ready=gate, before_each=gate.before)

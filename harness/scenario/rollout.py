@@ -38,9 +38,12 @@ def component_ready(cluster: Target, component_id: str) -> bool:
     return cluster.component_healthy(component, host)
 
 
-def ready_within(cluster: Target, component_id: str, timeout_s: float,
+Timeout = float | Callable[[str], float]  # seconds, or seconds per component id
+
+
+def ready_within(cluster: Target, component_id: str, timeout_s: Timeout,
                  ready: Callable[[Target, str], bool] = component_ready) -> bool:
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + (timeout_s(component_id) if callable(timeout_s) else timeout_s)
     while time.monotonic() < deadline:
         if ready(cluster, component_id):
             return True
@@ -58,7 +61,7 @@ def inject_together(nemesis: Nemesis, changes: list[ComponentFault]) -> list[Com
     return [future.result() for future in futures]
 
 
-def rolling_change(cluster: Target, nemesis: Nemesis, changes: list[ComponentFault], *, ready_timeout_s: float,
+def rolling_change(cluster: Target, nemesis: Nemesis, changes: list[ComponentFault], *, ready_timeout_s: Timeout,
                    readiness_gate: bool = True, ready: Callable[[Target, str], bool] = component_ready,
                    before_each: Callable[[Target, str], None] | None = None, at_once: int = 1) -> RolloutResult:
     """Inject the changes `at_once` at a time. With the readiness gate, each component must be `ready` within
@@ -98,7 +101,7 @@ def rolling_flag_change(cluster: Target, nemesis: Nemesis, flags: dict[str, str]
     return rolling_change(cluster, nemesis, changes, ready_timeout_s=ready_timeout_s, readiness_gate=readiness_gate)
 
 
-def roll_back(cluster: Target, nemesis: Nemesis, result: RolloutResult, *, ready_timeout_s: float,
+def roll_back(cluster: Target, nemesis: Nemesis, result: RolloutResult, *, ready_timeout_s: Timeout,
               ready: Callable[[Target, str], bool] = component_ready,
               before_each: Callable[[Target, str], None] | None = None) -> bool:
     """Undo a rolling change the way it was made: one component at a time, newest first, each ready again before

@@ -8,7 +8,9 @@ from harness.faults.base import Nemesis
 from harness.faults.upgrade import control_plane_versions
 from harness.history import History
 from harness.lifecycle.skew import SkewViolation
-from harness.lifecycle.upgrade import ReleaseGate, roll_back_upgrade, rolling_upgrade
+from harness.lifecycle.upgrade import ReleaseGate, roll_back_upgrade, rolling_upgrade, step_timeout_s
+from harness.thresholds import STARTUP_ALLOWANCE_S, leader_failover_bound_s
+from harness.topology import Component
 from harness.toolchain.versions import Version
 
 N1 = Version.parse("v1.35.4")
@@ -78,3 +80,11 @@ def test_a_plan_the_skew_policy_refuses_injects_nothing(fake):
     with pytest.raises(SkewViolation, match="controller-not-newer-than-apiserver"):
         rolling_upgrade(fake, nemesis, N1, ready_timeout_s=1.0, steps=["kube-scheduler@c1", "kube-apiserver@c1"])
     assert overrides(fake) == [] and not (fake.run_dir / "faults.jsonl").exists()
+
+
+def test_a_leader_elected_step_is_given_a_lease_failover_beyond_its_start_up_allowance(fake):
+    timeout = step_timeout_s(fake)
+    assert timeout("kube-apiserver@c1") == STARTUP_ALLOWANCE_S[Component.APISERVER]
+    failover = leader_failover_bound_s(fake.leader_election())
+    assert timeout("kube-controller-manager@c2") == STARTUP_ALLOWANCE_S[Component.CONTROLLER_MANAGER] + failover
+    assert timeout("kube-scheduler@c3") == STARTUP_ALLOWANCE_S[Component.SCHEDULER] + failover
