@@ -51,7 +51,8 @@ class Upgrade(ComponentFault):
                              "check `quorum status`")
         check_step(versions, self.component, to)
         binary = target.release_binary(component, to)
-        argv = ModifyFlags(component=self.component, replace=self.replace).modified(target.command_line(component, host))
+        configured = target.command_line(component, host)
+        argv = ModifyFlags(component=self.component, replace=self.replace).modified(configured)
         known = flags_in_help(target.exec(host, [binary, "--help"], check=False, timeout=60.0))
         unknown = sorted({arg.split("=")[0] for arg in argv[1:] if arg.startswith("--")} - known)
         if unknown:

@@ -87,8 +87,8 @@ def rolling_upgrade(cluster: Target, nemesis: Nemesis, to: Version, *, ready_tim
                     at_once: int = 1) -> UpgradeResult:
     """Upgrade every running control-plane component (or `steps`) to `to`, `at_once` components at a time (the
     cluster's own strategy: Target.upgrade_max_unavailable), each step given `ready_timeout_s` (default:
-    step_timeout_s); `flags` gives, per component id, flags the new release runs with (replaced or added). The changes stay applied (the nemesis heals them at the end;
-    `roll_back_upgrade` undoes them in order)."""
+    step_timeout_s); `flags` gives, per component id, flags the new release runs with (replaced or added). The
+    changes stay applied (the nemesis heals them at the end; `roll_back_upgrade` undoes them in order)."""
     before = control_plane_versions(cluster)
     order = plan_upgrade(before, to, steps)
     changes = [Upgrade(component=cid, to=str(to), replace=(flags or {}).get(cid, {})) for cid in order]

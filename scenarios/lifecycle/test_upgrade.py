@@ -136,7 +136,8 @@ def test_steps_the_skew_policy_does_not_support_are_refused_before_anything_acts
     pids = {cid: cluster.pid(*cid.split("@")) for cid in versions}
     next_minor, skipped = Version(1, current.minor + 1, 0), Version(1, current.minor + 2, 0)
     with pytest.raises(SkewViolation) as newer:
-        rolling_upgrade(cluster, nemesis, next_minor, steps=[f"kube-controller-manager@{host}", f"kube-apiserver@{host}"])
+        rolling_upgrade(cluster, nemesis, next_minor,
+                        steps=[f"kube-controller-manager@{host}", f"kube-apiserver@{host}"])
     with pytest.raises(SkewViolation) as skipping:
         rolling_upgrade(cluster, nemesis, skipped)
     assert newer.value.rule is NOT_NEWER and skipping.value.rule is NO_SKIPPED_MINOR

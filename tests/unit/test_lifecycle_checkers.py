@@ -39,7 +39,8 @@ def test_a_lease_that_never_moves_fails_and_no_step_on_its_holder_is_unknown():
     other = History()
     lease(other, 1.0, "c1_a")
     step(other, 20.0, "kube-scheduler@c1", "f1")
-    assert lease_handovers(other, subject="kube-controller-manager", fault="upgrade", max_s=24.3).status is Status.UNKNOWN
+    unknown = lease_handovers(other, subject="kube-controller-manager", fault="upgrade", max_s=24.3)
+    assert unknown.status is Status.UNKNOWN
 
 
 def test_every_component_on_the_release_and_every_apiserver_reporting_it():

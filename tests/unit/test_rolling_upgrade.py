@@ -14,7 +14,8 @@ from harness.topology import Component
 from harness.toolchain.versions import Version
 
 N1 = Version.parse("v1.35.4")
-ORDER = [f"{c}@{h}" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler") for h in ("c1", "c2", "c3")]
+ORDER = [f"{c}@{h}" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+         for h in ("c1", "c2", "c3")]
 
 
 def overrides(fake) -> list[str]:
