@@ -13,9 +13,8 @@ from harness.scenario.rollout import roll_back, rolling_flag_change
 from harness.scenario import explain_all, judge, watching_lb_marks_down
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from fixtures.observe import observe_during_test
 from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S,
-                                availability_probe_rate, lb_detection_max_s, lb_hung_detection_max_s, lb_rise_s)
+                                lb_detection_max_s, lb_hung_detection_max_s, lb_rise_s)
 from harness.topology import Component
 
 # the load balancer's own view of each apiserver (when it marks one DOWN) is what these scenarios time
@@ -35,19 +34,6 @@ def bad_flags(cluster) -> dict[str, dict]:
         "wrong-etcd-endpoint": {"replace": {"--etcd-servers": f"https://{unused}:2379"}},
         "missing-certificate": {"replace": {"--tls-cert-file": "/nonexistent/apiserver.crt"}},
     }
-
-
-@pytest.fixture
-def rolling_change_prober(request, cluster, history):
-    """What clients see during a rolling change: real reads (not /readyz, which an apiserver fails on purpose
-    while it drains), one worker on a new connection per request, which the LB routes by its health checks (a
-    client such as kubectl or a CI job) and so meets any apiserver the LB still sends traffic to while it stops
-    or starts; two on long-lived connections, probed fast enough that a rolling change and its rollback (two
-    restarts of every apiserver, each cutting its long-lived connections) fit the error budget: an outage still
-    does not (harness/thresholds.py)."""
-    rate = availability_probe_rate(restarts=2 * len(cluster.hosts(HostRole.CONTROLLER)), connections=2)
-    yield from observe_during_test(request, ApiProber(cluster, history, rate=rate, workers=3, fresh=1,
-                                                      probe="get").start())
 
 
 @pytest.fixture

@@ -11,15 +11,12 @@ from harness.checkers.lifecycle import lease_handovers, on_release, record_relea
 from harness.faults.upgrade import control_plane_versions
 from harness.lifecycle.skew import NO_SKIPPED_MINOR, NOT_NEWER, SkewViolation
 from harness.lifecycle.upgrade import roll_back_upgrade, rolling_upgrade
-from harness.monitors import ApiProber
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, judge
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole
-from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, availability_probe_rate,
-                                leader_failover_bound_s, lb_rise_s)
+from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, leader_failover_bound_s, lb_rise_s
 from harness.toolchain.versions import Version
-from fixtures.observe import observe_during_test
 
 pytestmark = pytest.mark.requires(Capability.OVERRIDE_ARGS, Capability.RELEASES)
 FAILOVER = "lease duration + 2 x jittered retry period + 0.5 s"
@@ -33,16 +30,6 @@ def release(quorum_settings, cluster) -> Version:
     if running is not None and release <= running:
         pytest.skip(f"the cluster runs {running} already: give --upgrade-to a newer release than that")
     return release
-
-
-@pytest.fixture
-def upgrade_prober(request, cluster, history):
-    """Real reads through the LB, one worker on a new connection per request (what the LB routes by its health
-    checks) and two on long-lived connections, fast enough that the upgrade and its rollback (two restarts of
-    every apiserver, each cutting its long-lived connections) fit the error budget; an outage does not."""
-    rate = availability_probe_rate(restarts=2 * len(cluster.hosts(HostRole.CONTROLLER)), connections=2)
-    yield from observe_during_test(request, ApiProber(cluster, history, rate=rate, workers=3, fresh=1,
-                                                      probe="get").start())
 
 
 def record(cluster, history, when: str) -> None:
@@ -64,7 +51,7 @@ def settle(cluster, prober) -> None:
 
 @pytest.mark.destructive
 def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_back(
-        cluster, nemesis, upgrade_prober, etcd_writer, kube_writer, leases, history, release):
+        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, leases, history, release):
     """Upgrade every apiserver, then every controller-manager, then every scheduler to --upgrade-to, one at a time,
     each ready on the new release before the next (the cluster's own strategy says how many at once); then roll
     back the same way, newest first. Reads through the LB stay >= 99.5 % available throughout; no acknowledged
@@ -76,7 +63,7 @@ def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_ba
     record(cluster, history, "after-upgrade")
     rolled_back = roll_back_upgrade(cluster, nemesis, result)
     record(cluster, history, "after-rollback")
-    settle(cluster, upgrade_prober)
+    settle(cluster, rolling_change_prober)
     etcd_writer.stop()
     kube_writer.stop()
     bound = leader_failover_bound_s(cluster.leader_election())
@@ -100,7 +87,7 @@ def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_ba
 
 @pytest.mark.destructive
 def test_an_upgrade_whose_second_apiserver_does_not_come_back_is_aborted_and_rolled_back(
-        cluster, nemesis, upgrade_prober, kube_writer, history, release):
+        cluster, nemesis, rolling_change_prober, kube_writer, history, release):
     """The second apiserver's new release comes with a bad --etcd-servers (a broken package on one host), so its
     readiness gate fails: that step is rolled back, nothing further is touched, and the first apiserver is rolled
     back too. The whole cluster ends on its old release; reads stay >= 99.5 % available, no write is lost."""
@@ -113,7 +100,7 @@ def test_an_upgrade_whose_second_apiserver_does_not_come_back_is_aborted_and_rol
                              flags={f"kube-apiserver@{hosts[1]}": {"--etcd-servers": f"https://{unused}:2379"}})
     rolled_back = roll_back_upgrade(cluster, nemesis, result)
     record(cluster, history, "after-abort")
-    settle(cluster, upgrade_prober)
+    settle(cluster, rolling_change_prober)
     kube_writer.stop()
     api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT)
     writes = durability(history, system="kube")
