@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import ROOT, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
+from harness.errors import QuorumError  # noqa: E402
 from harness.faults import Nemesis  # noqa: E402
 from harness.lifecycle.upgrade import roll_back_upgrade, rolling_upgrade  # noqa: E402
 from harness.toolchain.versions import UPGRADE_TO, Version, kubernetes_version  # noqa: E402
@@ -40,7 +41,10 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.runs <= 10:
         parser.error("--runs must be between 1 and 10")
-    to = Version.parse(str(kubernetes_version(args.to)))
+    try:
+        to = Version.parse(str(kubernetes_version(args.to)))
+    except QuorumError as error:
+        parser.error(f"--to: {error.problem} (fix: {error.fix})")
     steps: dict[str, list[float]] = {}
     upgrades, rollbacks = [], []
     with tempfile.TemporaryDirectory(prefix="quorum-bench-upgrade-") as scratch:

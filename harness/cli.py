@@ -42,6 +42,8 @@ def toolchain_install(kubernetes: str, upgrade_target: bool, names: tuple[str, .
     from harness.toolchain.install import Toolchain
 
     if upgrade_target:
+        if kubernetes != KUBERNETES_DEFAULT:
+            raise click.UsageError(f"--upgrade-target builds {UPGRADE_TO}, so it takes no --kubernetes: drop one of them")
         kubernetes, names = UPGRADE_TO, names or UPGRADE_BINARIES
     chain = Toolchain(kubernetes)
     entries = chain.install(list(names) or None)
