@@ -15,7 +15,8 @@ from harness.backends import registry
 from harness.backends.common import find_run
 from harness.errors import ClusterError, QuorumError
 from harness.inventory.cli import inventory
-from harness.toolchain.versions import KUBERNETES_DEFAULT, UPGRADE_BINARIES, UPGRADE_TO
+from harness.toolchain.versions import (ETCD_UPGRADE_BINARIES, ETCD_UPGRADE_TO, ETCD_VERSION, KUBERNETES_DEFAULT,
+                                       UPGRADE_BINARIES, UPGRADE_TO)
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -34,19 +35,25 @@ def toolchain() -> None:
 
 @toolchain.command("install")
 @click.option("--kubernetes", default=KUBERNETES_DEFAULT, show_default=True, help="Kubernetes release to build")
-@click.option("--upgrade-target", is_flag=True, help=f"instead, the control plane of {UPGRADE_TO}, the release the "
-              "lifecycle suite upgrades to by default (pytest --upgrade-to)")
+@click.option("--etcd", default=ETCD_VERSION, show_default=True, help="etcd release to build")
+@click.option("--upgrade-target", is_flag=True, help=f"instead, the control plane of {UPGRADE_TO} and etcd "
+              f"{ETCD_UPGRADE_TO}, the releases the lifecycle suite upgrades to by default (pytest --upgrade-to, "
+              "--etcd-upgrade-to)")
 @click.argument("names", nargs=-1)
-def toolchain_install(kubernetes: str, upgrade_target: bool, names: tuple[str, ...]) -> None:
+def toolchain_install(kubernetes: str, etcd: str, upgrade_target: bool, names: tuple[str, ...]) -> None:
     """Install every binary (or only NAMES) that is missing from the cache."""
     from harness.toolchain.install import Toolchain
 
     if upgrade_target:
-        if kubernetes != KUBERNETES_DEFAULT:
-            raise click.UsageError(f"--upgrade-target builds {UPGRADE_TO}, so it takes no --kubernetes: drop one of them")
-        kubernetes, names = UPGRADE_TO, names or UPGRADE_BINARIES
-    chain = Toolchain(kubernetes)
-    entries = chain.install(list(names) or None)
+        if kubernetes != KUBERNETES_DEFAULT or etcd != ETCD_VERSION or names:
+            raise click.UsageError(f"--upgrade-target builds the control plane of {UPGRADE_TO} and etcd "
+                                   f"{ETCD_UPGRADE_TO}, so it takes no --kubernetes, --etcd or names: drop one")
+        entries = Toolchain(UPGRADE_TO).install(list(UPGRADE_BINARIES))
+        chain = Toolchain(etcd=ETCD_UPGRADE_TO)
+        entries += chain.install(list(ETCD_UPGRADE_BINARIES))
+    else:
+        chain = Toolchain(kubernetes, etcd=etcd)
+        entries = chain.install(list(names) or None)
     console.print(f"{len(entries)} binaries ready in {chain.cache.root}")
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from harness.toolchain.versions import (ALLURE_VERSION, COREDNS_VERSION, CRICTL_VERSION, ETCD_MODULES, ETCD_VERSION,
-                                       KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version)
+from harness.toolchain.versions import (ALLURE_VERSION, COREDNS_VERSION, CRICTL_VERSION, ETCD_VERSION,
+                                       KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version,
+                                       etcd_modules)
 
 
 class Source(str, Enum):
@@ -29,7 +31,8 @@ class Tool:
     system_path: str = ""  # where a Debian package puts the binary
     pinned: str = ""  # version for GO_INSTALL tools
     minimum: str = ""  # lowest acceptable version for DEBIAN tools
-    modules: tuple[str, ...] = ()  # module@version pins of the wrapper module for GO_WRAPPER tools
+    # GO_WRAPPER tools: the module@version pins of the wrapper module that builds a given version
+    modules: Callable[[str], tuple[str, ...]] | None = None
     version_variable: str = ""  # a GO_INSTALL tool whose version is set at link time (-X), as its Makefile does
 
     def describe_source(self, version: str) -> str:
@@ -60,9 +63,9 @@ TOOLS: tuple[Tool, ...] = (
     # the cluster DNS of kind clusters (kubeadm's coredns addon), built into the kind node image
     Tool("coredns", Source.GO_INSTALL, ("-version",), package="github.com/coredns/coredns", pinned=COREDNS_VERSION),
     Tool("etcd", Source.GO_WRAPPER, ("--version",), package="go.etcd.io/etcd/server/v3", pinned=ETCD_VERSION,
-         modules=ETCD_MODULES),
+         modules=etcd_modules),
     Tool("etcdctl", Source.GO_WRAPPER, ("version",), package="go.etcd.io/etcd/etcdctl/v3", pinned=ETCD_VERSION,
-         modules=ETCD_MODULES),
+         modules=etcd_modules),
     Tool("haproxy", Source.DEBIAN, ("-v",), package="haproxy", system_path="/usr/sbin/haproxy", minimum="2.0.0"),
     Tool("iperf3", Source.DEBIAN, ("--version",), package="iperf3", system_path="/usr/bin/iperf3", minimum="3.0.0"),
     Tool("ip", Source.DEBIAN, ("-V",), package="iproute2", system_path="/usr/sbin/ip", minimum="5.0.0"),

@@ -13,7 +13,7 @@ from harness.toolchain.cache import BinaryCache, ManifestEntry
 from harness.toolchain.catalog import TOOLS, Source, Tool, probe_version, tool
 from harness.toolchain.gotool import find_go
 from harness.toolchain.progress import Reporter
-from harness.toolchain.versions import KUBERNETES_DEFAULT, Version, kubernetes_version
+from harness.toolchain.versions import ETCD_VERSION, KUBERNETES_DEFAULT, Version, etcd_version, kubernetes_version
 
 # measured: module cache + build cache + binaries of one release take about 5 GiB
 MIN_FREE_BYTES_FOR_BUILD = 6 * 1024**3
@@ -30,18 +30,19 @@ class StatusRow:
 
 
 class Toolchain:
-    """The binaries of one Kubernetes release plus the pinned helper tools."""
+    """The binaries of one Kubernetes release and one etcd release, plus the pinned helper tools."""
 
     def __init__(self, kubernetes: str = KUBERNETES_DEFAULT, cache: BinaryCache | None = None,
-                 reporter: Reporter | None = None) -> None:
+                 reporter: Reporter | None = None, etcd: str = ETCD_VERSION) -> None:
         self.kubernetes = kubernetes_version(kubernetes)
+        self.etcd = etcd_version(etcd)
         self.cache = cache or BinaryCache()
         self.reporter = reporter or Reporter()
 
     def wanted(self, spec: Tool) -> str:
-        if spec.source is Source.KUBERNETES:
-            return str(self.kubernetes)
-        if spec.source in (Source.GO_INSTALL, Source.GO_WRAPPER, Source.NPM):
+        if spec.source in (Source.KUBERNETES, Source.GO_WRAPPER):
+            return self._version_of(spec)
+        if spec.source in (Source.GO_INSTALL, Source.NPM):
             return spec.pinned
         return f">= {spec.minimum}"
 
@@ -62,7 +63,9 @@ class Toolchain:
         return entries
 
     def _version_of(self, spec: Tool) -> str:
-        return str(self.kubernetes) if spec.source is Source.KUBERNETES else spec.pinned
+        if spec.source is Source.KUBERNETES:
+            return str(self.kubernetes)
+        return str(self.etcd) if spec.source is Source.GO_WRAPPER else spec.pinned
 
     def _install_debian(self, specs: list[Tool]) -> list[ManifestEntry]:
         if not specs:
@@ -123,7 +126,8 @@ class Toolchain:
                         gobuild.build_kubernetes_binary(go, wrapper, self.kubernetes, spec.name, partial, step)
                     elif spec.source is Source.GO_WRAPPER:
                         work = self.cache.work_dir(f"{spec.package.rsplit('/', 2)[-2]}-{version}")
-                        gobuild.build_in_wrapper(go, work, spec.modules, spec.package, partial, step)
+                        assert spec.modules is not None  # every GO_WRAPPER tool names its modules
+                        gobuild.build_in_wrapper(go, work, spec.modules(version), spec.package, partial, step)
                     else:
                         stamp = f" -X {spec.version_variable}={version}" if spec.version_variable else ""
                         gobuild.go_install(go, spec.package, version, partial, step, ldflags="-s -w" + stamp)
@@ -152,7 +156,8 @@ class Toolchain:
             return Path(entry.path)
         if spec.source is Source.DEBIAN and spec.system_path and Path(spec.system_path).exists():
             return Path(spec.system_path)
-        flag = f" --kubernetes {self.kubernetes}" if spec.source is Source.KUBERNETES else ""
+        flag = {Source.KUBERNETES: f" --kubernetes {self.kubernetes}", Source.GO_WRAPPER: f" --etcd {self.etcd}"}.get(
+            spec.source, "")
         raise ToolchainError(f"{name} {self.wanted(spec)} is not installed", f"quorum toolchain install{flag}")
 
     def status(self) -> list[StatusRow]:

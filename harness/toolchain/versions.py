@@ -26,12 +26,42 @@ CRICTL_VERSION = "v1.34.0"
 # etcd from the Go module proxy (Debian bookworm's 3.4.23 is older than 3.4.31, so kube-apiserver turns
 # off RequestWatchProgress; client-go >= 0.35 informers then stall, measured with kwok: docs/toolchain.md).
 ETCD_VERSION = "v3.5.21"
-# go.etcd.io/etcd's modules replace each other with ../ paths; a wrapper module pins them all to the release
-ETCD_MODULES: tuple[str, ...] = (
-    "go.etcd.io/etcd/server/v3@v3.5.21", "go.etcd.io/etcd/etcdctl/v3@v3.5.21", "go.etcd.io/etcd/api/v3@v3.5.21",
-    "go.etcd.io/etcd/client/pkg/v3@v3.5.21", "go.etcd.io/etcd/client/v3@v3.5.21", "go.etcd.io/etcd/client/v2@v2.305.21",
-    "go.etcd.io/etcd/pkg/v3@v3.5.21", "go.etcd.io/etcd/raft/v3@v3.5.21",
-)
+# the lifecycle suite's etcd minor upgrade: the next minor's newest patch on the Go module proxy
+ETCD_UPGRADE_TO = "v3.6.16"
+ETCD_UPGRADE_BINARIES: tuple[str, ...] = ("etcd",)  # the members' server; etcdctl stays at ETCD_VERSION
+ETCD_MIN = "v3.5.0"  # the oldest etcd release Quorum builds (see ETCD_VERSION)
+
+
+def etcd_modules(version: str) -> tuple[str, ...]:
+    """The module@version pins of the wrapper module that builds etcd and etcdctl of `version`: go.etcd.io/etcd's
+    modules replace each other with ../ paths. 3.5 still has client/v2 and its own raft module; from 3.6 raft is
+    go.etcd.io/raft/v3, which server/v3's go.mod pins, and client/v2 is gone."""
+    parsed = Version.parse(version)
+    pins = [f"go.etcd.io/etcd/{module}/v3@{version}" for module in ("server", "etcdctl", "api", "client/pkg", "client")]
+    if (parsed.major, parsed.minor) == (3, 5):
+        pins.append(f"go.etcd.io/etcd/client/v2@v2.305.{parsed.patch}")
+    pins.append(f"go.etcd.io/etcd/pkg/v3@{version}")
+    if (parsed.major, parsed.minor) == (3, 5):
+        pins.append(f"go.etcd.io/etcd/raft/v3@{version}")
+    return tuple(pins)
+
+
+def etcd_version(text: str) -> Version:
+    """Validate an etcd release name given by a user (`--etcd-upgrade-to`)."""
+    try:
+        version = Version.parse(text)
+    except ValueError:
+        version = None
+    if version is None or not re.fullmatch(r"v?\d+\.\d+\.\d+", text.strip()):
+        raise ToolchainError(f"{text!r} is not an etcd release (major.minor.patch)",
+                             f"give a release such as {ETCD_UPGRADE_TO} (see `go list -m -versions "
+                             "go.etcd.io/etcd/server/v3`)")
+    if version.major != 3 or version < Version.parse(ETCD_MIN):
+        raise ToolchainError(f"etcd {version} is not supported (Quorum builds etcd {ETCD_MIN} and later 3.x)",
+                             f"give a release such as {ETCD_UPGRADE_TO}")
+    return Version(version.major, version.minor, version.patch)
+
+
 # kubeadm v1.34's constants.CoreDNSVersion: the image tag its coredns addon asks for (kind's node image holds it)
 COREDNS_VERSION = "v1.12.1"
 ALLURE_VERSION = "3.18.0"  # npm package `allure`: Allure Report 3, renders HTML without Java

@@ -289,7 +289,9 @@ class ProcessTarget(Target):
 
     def release_binary(self, component: Component | str, version: Version) -> str:
         """From the toolchain cache, which hosts see at the same path (as tool_path)."""
-        return str(Toolchain(str(version)).path(component_name(component)))
+        name = component_name(component)
+        chain = Toolchain(etcd=str(version)) if name == "etcd" else Toolchain(str(version))
+        return str(chain.path(name))
 
     def supervisor_events(self) -> Path:
         return self.run_dir / "events.jsonl"
