@@ -19,6 +19,7 @@ class MemberStatus:
     leader_id: int
     revision: int
     raft_term: int
+    storage_version: str = ""  # etcd >= 3.6: the schema its data is kept in (a downgrade waits for it)
 
     @property
     def is_leader(self) -> bool:
@@ -65,7 +66,19 @@ class EtcdClient:
             return None
         header = data.get("header", {})
         return MemberStatus(url, int(header.get("member_id", 0)), int(data.get("leader", 0)),
-                            int(header.get("revision", 0)), int(data.get("raftTerm", header.get("raft_term", 0))))
+                            int(header.get("revision", 0)), int(data.get("raftTerm", header.get("raft_term", 0))),
+                            str(data.get("storageVersion", "")))
+
+    def versions(self, url: str, timeout: float = 2.0) -> tuple[str, str] | None:
+        """A member's own release and the cluster's version (GET /version: etcdserver, etcdcluster), or None if it
+        did not answer. The cluster's version is the lowest minor its members run, once every member agreed."""
+        try:
+            response = self.session.get(f"{url}/version", timeout=timeout)
+            response.raise_for_status()
+            data = response.json()
+        except (requests.RequestException, ValueError):
+            return None
+        return str(data.get("etcdserver", "")), str(data.get("etcdcluster", ""))
 
     def members(self, timeout: float = 2.0) -> dict[int, str]:
         """member id -> host (the member's name, through host_of), from the first member that answers."""

@@ -4,6 +4,7 @@ file (component, network, node, etcd, pod). A new fault is one file (docs/design
 from harness.faults.base import Fault, Nemesis
 from harness.faults.component import Kill, ModifyFlags, Pause, Stop
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
+from harness.faults.etcd_upgrade import EtcdUpgrade
 from harness.faults.sweep import heal_leftovers
 from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
@@ -15,4 +16,4 @@ from harness.faults.upgrade import Upgrade
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
            "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "ContainerKill", "IsolateLeaseHolder", "Rollout",
-           "Upgrade"]
+           "Upgrade", "EtcdUpgrade"]

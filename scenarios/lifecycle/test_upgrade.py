@@ -2,8 +2,6 @@
 component at a time in the order the version skew policy requires, each ready on the new release before the next,
 while clients read through the load balancer and write through the API and to etcd."""
 
-import time
-
 import pytest
 
 from harness.checkers import availability, durability
@@ -13,9 +11,10 @@ from harness.lifecycle.skew import NO_SKIPPED_MINOR, NOT_NEWER, SkewViolation
 from harness.lifecycle.upgrade import roll_back_upgrade, rolling_upgrade
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, judge
+from harness.scenario.rollout import settle
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole
-from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, leader_failover_bound_s, lb_rise_s
+from harness.thresholds import AVAILABILITY_PCT, leader_failover_bound_s
 from harness.toolchain.versions import Version
 
 pytestmark = pytest.mark.requires(Capability.OVERRIDE_ARGS, Capability.RELEASES)
@@ -41,12 +40,6 @@ def record(cluster, history, when: str) -> None:
         except Exception:  # noqa: BLE001 - the verdict names an apiserver that did not answer
             reported[f"kube-apiserver@{host}"] = "no answer"
     record_releases(history, running, reported, when=when)
-
-
-def settle(cluster, prober) -> None:
-    """The LB has seen the last restarted apiserver up, and the availability window is long enough to judge."""
-    time.sleep(lb_rise_s(cluster.topology) + 1)
-    time.sleep(max(0.0, prober.started_at + AVAILABILITY_MIN_WINDOW_S - time.monotonic()))
 
 
 @pytest.mark.destructive

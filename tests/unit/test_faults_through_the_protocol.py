@@ -14,6 +14,7 @@ from harness.faults.journal import Journal
 from harness.faults.sweep import heal_leftovers
 from harness.faults.component import Kill, ModifyFlags, Pause, Stop
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
+from harness.faults.etcd_upgrade import EtcdUpgrade
 from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
@@ -32,7 +33,8 @@ SAMPLES = [Kill(component="kube-scheduler@c2"), Pause(component="kube-controller
            Partition(side_a=["c1"], side_b=["c2", "c3"]), IsolateEtcdLeader(), PacketLoss(host="c2"),
            Bandwidth(host="c3", rate_mbit=10), Latency(host="c1"), RemoveMember(host="c2"), LoseQuorumForGood(),
            NodeKill(host="c3"), NodePause(host="c2"), NodeRestart(), NodeDisconnect(host="c1"),
-           IsolateLeaseHolder(lease="kube-scheduler"), Upgrade(component="kube-apiserver@c2", to="v1.35.4")]
+           IsolateLeaseHolder(lease="kube-scheduler"), Upgrade(component="kube-apiserver@c2", to="v1.35.4"),
+           EtcdUpgrade(component="etcd@c2", to="v3.6.16")]
 
 
 # faults that act through what the fake's model does not serve, the Kubernetes API (target.api) or a node's container

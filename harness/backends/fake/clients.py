@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import requests
 
 from harness.clients.etcdapi import EtcdClient
+from harness.toolchain.versions import Version
 from harness.target.protocol import HostRole
 from harness.topology import Component
 
@@ -57,7 +58,7 @@ class FakeEtcd(EtcdClient):
         if path == "/v3/maintenance/status":
             leader = model["etcd_leader"]
             return {"header": {"member_id": members.get(host, 0), "revision": model["revision"]},
-                    "leader": members.get(leader, 0) if leader else 0}
+                    "leader": members.get(leader, 0) if leader else 0, "storageVersion": self.cluster_version(model)}
         if path == "/v3/cluster/member/list":
             return {"members": [{"ID": mid, "name": h, "peerURLs": [f"https://{self.target.address(h)}:2380"]}
                                 for h, mid in members.items()]}
@@ -68,5 +69,22 @@ class FakeEtcd(EtcdClient):
                 peer = body["peerURLs"][0]
                 added = next(h for h in self.target.hosts(HostRole.ETCD) if self.target.address(h) in peer)
                 changed["etcd_members"] = {**members, added: max(members.values(), default=0) + 1}
-            changed["calls"].append(["etcd", path])
+            elif path == "/v3/maintenance/downgrade" and body["action"] == "ENABLE":
+                changed["etcd_downgrade"] = f"{body['version']}.0"
+            changed["calls"].append(["etcd", path, *([body["action"]] if "action" in body else [])])
         return {}
+
+    def cluster_version(self, model: dict) -> str:
+        """As etcd decides it: the lowest minor its members run, never above a downgrade's target once enabled."""
+        running = [v for h in self.target.hosts(HostRole.ETCD) if (v := self.target.running_version("etcd", h))]
+        lowest = min(running, default=None)
+        decided = f"{lowest.major}.{lowest.minor}.0" if lowest else "not_decided"
+        target = model.get("etcd_downgrade")  # done once every member runs it
+        return target if target and lowest and lowest > Version.parse(target) else decided
+
+    def versions(self, url: str, timeout: float = 2.0) -> tuple[str, str] | None:
+        host = next(h for h in self.target.hosts(HostRole.ETCD) if url == self.target.etcd_url(h))
+        release = self.target.running_version("etcd", host)
+        if release is None or not self.target.component_healthy(Component.ETCD, host):
+            return None
+        return f"{release.major}.{release.minor}.{release.patch}", self.cluster_version(self.target.model())

@@ -21,7 +21,7 @@ from harness.run.state import RunState
 from harness.shell import CommandError
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole, Target, component_name
-from harness.toolchain.versions import Version
+from harness.toolchain.versions import ETCD_VERSION, Version
 from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
 MODEL = "fake.json"
@@ -232,7 +232,8 @@ class FakeTarget(Target):
     def running_version(self, component: Component | str, host: str) -> Version | None:
         """The configured release, or the one release_binary's path names."""
         path = (self.running_argv(component, host) or [""])[0].split("/")
-        return None if path == [""] else Version.parse(path[-2] if len(path) > 2 else self.topology.kubernetes)
+        configured = ETCD_VERSION if component_name(component) == "etcd" else self.topology.kubernetes
+        return None if path == [""] else Version.parse(path[-2] if len(path) > 2 else configured)
 
     def release_binary(self, component: Component | str, version: Version) -> str:
         return f"/fake/releases/{version}/{component_name(component)}"
