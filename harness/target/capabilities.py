@@ -50,6 +50,6 @@ MEANING = {
     Capability.STATIC_PODS: "the control plane runs as kubelet static pods from manifests on each node's disk",
     Capability.SELF_HOSTED: "a self-hosted control plane (kube-apiserver a DaemonSet) whose pods a pod checkpointer "
                             "keeps on each control-plane node's disk",
-    Capability.RELEASES: "run a control-plane component from another Kubernetes release's binaries, which every "
-                         "host sees at the toolchain cache's path",
+    Capability.RELEASES: "run a control-plane component or an etcd member from another release's binaries, which "
+                         "every host sees at the toolchain cache's path",
 }
