@@ -6,13 +6,13 @@ from __future__ import annotations
 from harness.checkers.verdict import Status, Verdict, checker, fmt
 from harness.history import History
 
-RELEASE = "release"  # event: component=<component>@<host>, running=<version or None>, reported=<apiserver's /version>
+RELEASE = "release"  # event: component=<component>@<host>, running=<version or None>, reported=<its /version, if any>
 
 
 def record_releases(history: History, running: dict[str, str | None], reported: dict[str, str | None],
                     *, when: str) -> None:
-    """One `release` event per component: the release of the binary it runs, and for an apiserver the gitVersion
-    its /version answers with; `when` names the moment (e.g. "after-upgrade")."""
+    """One `release` event per component: the release of the binary it runs, and for one that serves /version (an
+    apiserver, an etcd member) the release it answers with; `when` names the moment (e.g. "after-upgrade")."""
     for component_id in sorted(set(running) | set(reported)):
         history.event(RELEASE, component=component_id, running=running.get(component_id),
                       reported=reported.get(component_id), when=when)
@@ -20,7 +20,7 @@ def record_releases(history: History, running: dict[str, str | None], reported: 
 
 @checker("on-release")
 def on_release(history: History, *, expected: str, when: str) -> Verdict:
-    """Every component recorded at `when` runs `expected`, and every apiserver reports it in /version."""
+    """Every component recorded at `when` runs `expected`, and each that serves /version reports it there."""
     events = history.events_of(RELEASE, when=when)
     if not events:
         return Verdict("on-release", Status.UNKNOWN, f"no component's release was recorded {when}", {})
@@ -33,7 +33,7 @@ def on_release(history: History, *, expected: str, when: str) -> Verdict:
                        + "; ".join([*(f"{c} runs {v}" for c, v in off.items()),
                                     *(f"{c} answers /version with {v}" for c, v in misreported.items())]), figures)
     return Verdict("on-release", Status.PASS, f"{when}: all {len(events)} components run {expected}"
-                   f"{' and every apiserver reports it' if any(e.get('reported') for e in events) else ''}", figures)
+                   f"{' and each that serves /version reports it' if any(e.get('reported') for e in events) else ''}", figures)
 
 
 @checker("lease-handover")

@@ -83,10 +83,12 @@ class EtcdUpgradeResult:
 
 
 def rolling_etcd_upgrade(cluster: Target, nemesis: Nemesis, to: Version, snapshot: SnapshotCheck, *,
-                         ready_timeout_s: float = MEMBER_READY_S, hosts: list[str] | None = None) -> EtcdUpgradeResult:
-    """Every member (or those on `hosts`, in that order) onto etcd release `to`, one at a time, after checking the
-    whole plan against etcd's policy (an EtcdReleaseViolation before anything acts). The changes stay applied
-    (the nemesis heals them; roll_back_etcd_upgrade undoes them in order)."""
+                         ready_timeout_s: float = MEMBER_READY_S, hosts: list[str] | None = None,
+                         at_once: int = 1) -> EtcdUpgradeResult:
+    """Every member (or those on `hosts`, in that order) onto etcd release `to`, `at_once` at a time (the cluster's
+    own strategy: Target.upgrade_max_unavailable), after checking the whole plan against etcd's policy (an
+    EtcdReleaseViolation before anything acts). The changes stay applied (the nemesis heals them;
+    roll_back_etcd_upgrade undoes them in order)."""
     before = member_versions(cluster)
     order = hosts if hosts is not None else member_order(cluster)
     state = dict(before)
@@ -94,7 +96,8 @@ def rolling_etcd_upgrade(cluster: Target, nemesis: Nemesis, to: Version, snapsho
         check_etcd_step(state, host, to, None)
         state[host] = to
     changes = [EtcdUpgrade(component=f"{ETCD}@{host}", to=str(to)) for host in order]
-    rollout = rolling_change(cluster, nemesis, changes, ready_timeout_s=ready_timeout_s, ready=MemberGate(to))
+    rollout = rolling_change(cluster, nemesis, changes, ready_timeout_s=ready_timeout_s, ready=MemberGate(to),
+                             at_once=at_once)
     return EtcdUpgradeResult(to, before, snapshot, rollout)
 
 

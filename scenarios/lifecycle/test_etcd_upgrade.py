@@ -46,13 +46,14 @@ def record(cluster, history, when: str) -> None:
 def test_a_member_by_member_etcd_upgrade_keeps_every_write_then_goes_back_through_the_downgrade(
         cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history, etcd_release):
     """A snapshot is taken and restored into a scratch directory first. Then every member moves to
-    --etcd-upgrade-to, one at a time, the leader last, each healthy and answering with the new release before the
-    next; then back, newest first, the downgrade enabled first since the cluster's version moved up. Reads through
-    the LB stay >= 99.5 % available; no acknowledged write (to etcd, or through the API) is lost; every member runs
-    and reports the new release after the upgrade and the old one after the rollback."""
+    --etcd-upgrade-to, one at a time (the cluster's own strategy says how many at once), the leader last, each
+    healthy and answering with the new release before the next; then back, newest first, the downgrade enabled
+    first since the cluster's version moved up. Reads through the LB stay >= 99.5 % available; no acknowledged write
+    (to etcd, or through the API) is lost; every member runs and reports the new release after the upgrade and the
+    old one after the rollback."""
     old = str(max(member_versions(cluster).values()))
     snapshot = snapshot_restorable(cluster, cluster.run_dir / "snapshots" / "before-etcd-upgrade.db")
-    result = rolling_etcd_upgrade(cluster, nemesis, etcd_release, snapshot)
+    result = rolling_etcd_upgrade(cluster, nemesis, etcd_release, snapshot, at_once=cluster.upgrade_max_unavailable())
     record(cluster, history, "after-upgrade")
     upgraded_cluster = cluster_version(cluster)
     rolled_back = roll_back_etcd_upgrade(cluster, nemesis, result)

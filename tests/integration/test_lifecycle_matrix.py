@@ -37,7 +37,7 @@ def test_the_lifecycle_suite_passes_on_each_later_pair(tmp_path, running, to):
     topology = yaml.safe_load((ROOT / "clusters" / "ha3.yaml").read_text())
     topology.update(name="ha3-next", kubernetes=running, network={"subnet": "10.213.41.0/24"})
     (tmp_path / "ha3-next.yaml").write_text(yaml.safe_dump(topology))
-    result = subprocess.run([sys.executable, "-m", "pytest", "scenarios/lifecycle",
+    result = subprocess.run([sys.executable, "-m", "pytest", "scenarios/lifecycle/test_upgrade.py",
                              f"--topology={tmp_path / 'ha3-next.yaml'}",
                              f"--upgrade-to={to}", f"--run-dir={tmp_path / 'run'}",
                              f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider", "-q"],
