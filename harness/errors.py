@@ -32,6 +32,15 @@ class FaultError(QuorumError):
     """A fault could not be injected or was refused."""
 
 
+class UnsafeToRestore(FaultError):
+    """A fault's heal found its component where forcing the configured command line back would do harm (an etcd
+    member's old binary on a cluster whose version has moved up): `quorum heal`'s sweep leaves that one alone."""
+
+    def __init__(self, component: str, problem: str, fix: str = "") -> None:
+        self.component = component  # '<component>@<host>'
+        super().__init__(problem, fix)
+
+
 class FaultRefused(FaultError):
     """The cluster's owner does not allow this fault now (an inventory's limits): nothing acted. A scenario that
     needs it is skipped with the limit named, not failed: the cluster did nothing wrong."""

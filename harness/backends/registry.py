@@ -70,6 +70,11 @@ def down(run_dir: Path, keep_logs: bool = True) -> list[str]:
     state.save()
     removed = get(state.backend).teardown(state)
     unregister(state.run_id)
+    # the journal's faults went with the cluster: kept as this run's log, never healed against the next cluster
+    # built in the same directory (a stale disaster-recovery record would restore an old snapshot onto it)
+    journal = run_dir / "faults.jsonl"
+    if journal.exists():
+        journal.rename(run_dir / f"faults-{state.run_id}.jsonl")
     for name in RUN_DATA:
         path = run_dir / name
         if path.is_dir():

@@ -20,6 +20,7 @@ class MemberStatus:
     revision: int
     raft_term: int
     storage_version: str = ""  # etcd >= 3.6: the schema its data is kept in (a downgrade waits for it)
+    downgrade_target: str = ""  # etcd >= 3.6: the version an enabled downgrade goes to ("" when none is)
 
     @property
     def is_leader(self) -> bool:
@@ -64,10 +65,11 @@ class EtcdClient:
             data = self.post(url, "/v3/maintenance/status", {}, timeout)
         except (requests.RequestException, ValueError):
             return None
-        header = data.get("header", {})
+        header, downgrade = data.get("header", {}), data.get("downgradeInfo") or {}
         return MemberStatus(url, int(header.get("member_id", 0)), int(data.get("leader", 0)),
                             int(header.get("revision", 0)), int(data.get("raftTerm", header.get("raft_term", 0))),
-                            str(data.get("storageVersion", "")))
+                            str(data.get("storageVersion", "")),
+                            str(downgrade.get("targetVersion", "")) if downgrade.get("enabled") else "")
 
     def versions(self, url: str, timeout: float = 2.0) -> tuple[str, str] | None:
         """A member's own release and the cluster's version (GET /version: etcdserver, etcdcluster), or None if it

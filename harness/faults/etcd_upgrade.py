@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import requests
 
 from harness.components.flags import flags_in_help
-from harness.errors import FaultError
+from harness.errors import FaultError, UnsafeToRestore
 from harness.faults.base import wait_for
 from harness.faults.component import ComponentFault
 from harness.lifecycle.etcd_policy import check_etcd_step
@@ -22,6 +22,7 @@ from harness.toolchain.versions import Version, etcd_version
 ETCD = "etcd"
 DOWNGRADE_MIGRATION_S = 30.0  # "usually happens very fast" (the procedure's words); bounded so heal never hangs
 MEMBER_READY_S = 60.0
+DOWNGRADE_HEALTHY_S = 20.0  # a member restarting is healthy again in ~1-5 s (docs/lifecycle.md); a down one is not
 
 
 def member_versions(target: Target) -> dict[str, Version]:
@@ -44,22 +45,25 @@ def cluster_version(target: Target) -> Version | None:
 
 
 def downgrade(target: Target, to: Version) -> None:
-    """etcd's downgrade procedure up to the binaries: validate and enable a downgrade to `to`'s minor, then wait
-    until every member reports its storage in that schema (FaultError naming the member that does not)."""
-    minor = f"{to.major}.{to.minor}"
-    url = next((target.etcd_url(h) for h in target.hosts(HostRole.ETCD) if target.etcd.status(target.etcd_url(h))),
-               None)
-    if url is None:
+    """etcd's downgrade procedure up to the binaries: every member healthy (one restarting gets its time), a
+    downgrade to `to`'s minor validated and enabled (unless one already is), then every member's storage in that
+    schema. FaultError when any of it does not happen: the old binaries must not go back then."""
+    minor, hosts = f"{to.major}.{to.minor}", target.hosts(HostRole.ETCD)
+    wait_for(lambda: all(target.component_healthy(ETCD, h) for h in hosts), DOWNGRADE_HEALTHY_S,
+             what="every etcd member healthy before a downgrade")
+    statuses = [s for h in hosts if (s := target.etcd.status(target.etcd_url(h)))]
+    if not statuses:
         raise FaultError("no etcd member answers, so the downgrade cannot be enabled", "quorum status shows them")
-    for action in ("VALIDATE", "ENABLE"):
-        try:
-            target.etcd.post(url, "/v3/maintenance/downgrade", {"action": action, "version": minor}, timeout=10.0)
-        except requests.RequestException as error:
-            raise FaultError(f"etcd refused to {action.lower()} a downgrade to {minor}: {error}",
-                             "check that every member is healthy and runs the same minor") from None
+    if not statuses[0].downgrade_target.startswith(f"{minor}."):
+        for action in ("VALIDATE", "ENABLE"):
+            try:
+                target.etcd.post(statuses[0].url, "/v3/maintenance/downgrade", {"action": action, "version": minor},
+                                 timeout=10.0)
+            except requests.RequestException as error:
+                raise FaultError(f"etcd refused to {action.lower()} a downgrade to {minor}: {error}") from None
 
     def migrated() -> bool:
-        statuses = [target.etcd.status(target.etcd_url(h)) for h in target.hosts(HostRole.ETCD)]
+        statuses = [target.etcd.status(target.etcd_url(h)) for h in hosts]
         return all(s is not None and s.storage_version.startswith(f"{minor}.") for s in statuses)
     wait_for(migrated, DOWNGRADE_MIGRATION_S, what=f"every etcd member's storage to migrate to {minor}")
 
@@ -98,7 +102,16 @@ class EtcdUpgrade(ComponentFault):
         before = self.captured.get("before")
         agreed = cluster_version(target)
         if before and agreed is not None and agreed.minor > Version.parse(before).minor:
-            downgrade(target, Version.parse(before))
+            try:
+                downgrade(target, Version.parse(before))
+            except FaultError as error:
+                # etcd <= 3.5 refuses to start on data whose cluster version is newer ("invalid downgrade"): forced
+                # back, the member would crash-loop, and every member forced back would take the cluster down
+                raise UnsafeToRestore(
+                    self.component, f"{error.problem}; {self.component} is left as it is: its old release refuses a "
+                    f"cluster at version {agreed.major}.{agreed.minor}", "make every etcd member healthy (quorum "
+                    "status), then quorum heal again; a member that cannot be is removed and added back, or the "
+                    "cluster restored from the snapshot taken before the upgrade (docs/lifecycle.md)") from None
         target.restore_command_line(ETCD, host)
         wait_for(lambda: target.component_healthy(ETCD, host), MEMBER_READY_S, what=f"{self.component} healthy "
                  "on its configured release")

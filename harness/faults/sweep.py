@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.errors import QuorumError
+from harness.errors import QuorumError, UnsafeToRestore
 from harness.faults.base import Fault
 from harness.faults.journal import Journal
 from harness.target.capabilities import Capability
@@ -22,6 +22,7 @@ class HealReport:
     healed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     left_alone: list[str] = field(default_factory=list)  # faults a live harness owns, and why they were not touched
+    kept: set[str] = field(default_factory=set)  # components a heal found unsafe to force back (UnsafeToRestore)
 
 
 def heal_leftovers(target: "Target") -> HealReport:
@@ -38,6 +39,10 @@ def heal_leftovers(target: "Target") -> HealReport:
             continue
         try:
             fault.undo(target)
+        except UnsafeToRestore as error:
+            report.failed.append(f"{fault.describe()}: {error}")
+            report.kept.add(error.component)
+            continue
         except Exception as error:  # noqa: BLE001 - the other faults must still be healed
             report.failed.append(f"{fault.describe()}: {error}")
             continue
@@ -51,7 +56,9 @@ def heal_leftovers(target: "Target") -> HealReport:
     return report
 
 
-def sweep(target: Target) -> list[str]:
+def sweep(target: Target, keep: set[str] | None = None) -> list[str]:
+    """Network rules and shaping on every host, then the target's own sweep, which leaves the components in `keep`
+    as they are."""
     done = []
     for host in target.hosts():
         try:
@@ -61,7 +68,7 @@ def sweep(target: Target) -> list[str]:
                 done.append(f"shaping on {host}")
         except QuorumError as error:  # a host that is down: the others are still swept
             done.append(f"could not sweep {host}: {error}")
-    return done + target.sweep()
+    return done + target.sweep(keep=frozenset(keep or ()))
 
 
 def heal_cluster(target: Target) -> HealReport:
@@ -70,7 +77,7 @@ def heal_cluster(target: Target) -> HealReport:
     report = heal_leftovers(target)
     report.healed = [f"healed {d}" for d in report.healed]
     try:
-        report.healed += sweep(target)
+        report.healed += sweep(target, report.kept)
     except QuorumError as error:
         report.failed.append(f"the sweep stopped: {error}")
     return report

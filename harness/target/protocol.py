@@ -386,7 +386,8 @@ class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainer
         self.require(Capability.LB_ADMIN)
         raise NotImplementedError
 
-    def sweep(self) -> list[str]:
+    def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         """Undo what faults may have left without a journal entry, in what only this backend knows (held or
-        overridden components, stopped processes); network rules and shaping are swept by the caller."""
+        overridden components, stopped processes), except the components in `keep` ('<component>@<host>': a
+        heal found forcing them back unsafe); network rules and shaping are swept by the caller."""
         return []

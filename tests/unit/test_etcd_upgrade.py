@@ -5,7 +5,9 @@ downgrade procedure once the cluster's version moved up, and refusals before any
 import pytest
 
 from harness.faults import EtcdUpgrade
+from harness.faults import etcd_upgrade
 from harness.faults.base import Nemesis
+from harness.faults.sweep import heal_cluster
 from harness.faults.etcd_upgrade import cluster_version, member_versions
 from harness.history import History
 from harness.lifecycle.etcd_policy import EtcdReleaseViolation, check_etcd_step
@@ -88,3 +90,26 @@ def test_the_snapshot_is_restored_into_a_scratch_directory_that_is_removed_after
     restore = next(argv for argv in commands if argv[1:3] == ["snapshot", "restore"])
     scratch = next(arg.split("=", 1)[1] for arg in restore if arg.startswith("--data-dir="))
     assert ["rm", "-rf", "--", scratch] in commands and scratch.startswith(str(tmp_path))
+
+
+def test_a_killed_runs_upgrade_is_healed_through_the_downgrade(fake):
+    nemesis = Nemesis(fake, History())
+    rolling_etcd_upgrade(fake, nemesis, NEW, SNAPSHOT, ready_timeout_s=2.0)  # journaled; the harness then dies
+    report = heal_cluster(type(fake)(fake.run_dir))  # `quorum heal`: a fresh target, the journal's records
+    assert not report.failed and not report.kept, report
+    assert set(member_versions(fake).values()) == {OLD} and cluster_version(fake) == Version(3, 5)
+    assert fake.problems() == []
+
+
+def test_quorum_heal_leaves_members_on_the_new_release_when_the_downgrade_cannot_be_done(fake, monkeypatch):
+    """etcd 3.5 refuses to start on a cluster whose version is 3.6: forced back, every member would crash-loop."""
+    monkeypatch.setattr(etcd_upgrade, "DOWNGRADE_HEALTHY_S", 0.3)
+    nemesis = Nemesis(fake, History())
+    rolling_etcd_upgrade(fake, nemesis, NEW, SNAPSHOT, ready_timeout_s=2.0)
+    fake.hold("etcd", "c3")  # a member down for good: the downgrade cannot be validated
+    report = heal_cluster(type(fake)(fake.run_dir))
+    assert report.kept == {"etcd@c1", "etcd@c2", "etcd@c3"}
+    assert all("is left as it is: its old release refuses a cluster at version 3.6" in failure
+               for failure in report.failed) and len(report.failed) == 3
+    assert member_versions(fake) == {"c1": NEW, "c2": NEW}  # not forced onto a binary that would refuse the data
+    assert not any(call[:2] == ["etcd", "/v3/maintenance/downgrade"] for call in fake.calls())

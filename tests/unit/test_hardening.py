@@ -256,3 +256,19 @@ def test_quorum_heal_without_a_name_heals_every_run_it_can_past_one_it_cannot_re
     assert "ha3: healed partition" in out.stdout
     assert "not healed:" in out.stderr and "state.json is unreadable" in out.stderr
     assert good.problems() == []
+
+
+def test_a_cluster_built_again_in_a_run_directory_never_inherits_the_last_ones_unhealed_faults(tmp_path):
+    """Found by hand (2026-11-27): `quorum down` left faults.jsonl, and `quorum heal` of the next cluster in that
+    directory healed the old cluster's faults on it (a stale lose-quorum record would restore an old snapshot)."""
+    from harness.backends import registry
+
+    fake = fake_target(tmp_path)
+    Nemesis(fake, History()).inject(Stop(component="kube-scheduler@c3"))  # the harness dies: never healed
+    run_id = json.loads((fake.run_dir / "state.json").read_text())["run_id"]
+    registry.down(fake.run_dir)
+    assert not (fake.run_dir / "faults.jsonl").exists()
+    assert "kube-scheduler@c3" in (fake.run_dir / f"faults-{run_id}.jsonl").read_text()  # kept as that run's log
+    again = registry.get("fake").up(ROOT / "clusters/ha3.yaml", fake.run_dir)
+    report = heal_cluster(again)
+    assert not report.healed and not report.failed and again.calls() == []

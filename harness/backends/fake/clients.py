@@ -58,7 +58,9 @@ class FakeEtcd(EtcdClient):
         if path == "/v3/maintenance/status":
             leader = model["etcd_leader"]
             return {"header": {"member_id": members.get(host, 0), "revision": model["revision"]},
-                    "leader": members.get(leader, 0) if leader else 0, "storageVersion": self.cluster_version(model)}
+                    "leader": members.get(leader, 0) if leader else 0, "storageVersion": self.cluster_version(model),
+                    "downgradeInfo": {"enabled": bool(model.get("etcd_downgrade")),
+                                      "targetVersion": model.get("etcd_downgrade", "")}}
         if path == "/v3/cluster/member/list":
             return {"members": [{"ID": mid, "name": h, "peerURLs": [f"https://{self.target.address(h)}:2380"]}
                                 for h, mid in members.items()]}

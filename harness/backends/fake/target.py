@@ -388,11 +388,11 @@ class FakeTarget(Target):
         return {h: "UP" if self.component_healthy(Component.APISERVER, h) else "DOWN"
                 for h in self.component_hosts(Component.APISERVER)}
 
-    def sweep(self) -> list[str]:
+    def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         done = []
         with self.changing() as model:
             for key, entry in model["components"].items():
-                if entry["held"] or entry["override"] or entry["state"] == "T":
+                if (entry["held"] or entry["override"] or entry["state"] == "T") and key not in keep:
                     entry |= {"held": False, "override": None}
                     self._start(model, entry)
                     done.append(f"restored {key}")

@@ -364,8 +364,9 @@ class KindTarget(Target):
         """kubeadm's identities are '<node container>_<uuid>'; the short node name."""
         return identity.split("_", 1)[0].removeprefix(f"{self.kind_name}-")
 
-    def sweep(self) -> list[str]:
-        """Every held manifest back, every crash loop ended, every overridden manifest restored, on every node."""
+    def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
+        """Every held manifest back, every crash loop ended, every overridden manifest restored, on every node (no
+        fault on kind leaves a static pod unsafe to restore: `keep` is never given here)."""
         done = []
         for node in self.hosts(HostRole.CONTROLLER):
             try:

@@ -353,7 +353,7 @@ class ProcessTarget(Target):
                                "add a host with roles: [loadbalancer] (clusters/ha3.yaml has one)")
         return server_states(haproxy_component.admin_socket(self.layout, lb))
 
-    def sweep(self) -> list[str]:
+    def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         done = []
         for pid in pids_in_netns([self.netns(h) for h in self.hosts()]):
             if self.process_state("", pid) == "T":
@@ -361,7 +361,9 @@ class ProcessTarget(Target):
                 done.append(f"resumed pid {pid}")
         for component_id in self.specs:
             control = self.control(component_id)
-            if control.held() or control.overridden():
+            if component_id in keep:
+                done.append(f"left {component_id} as it is (its heal found restoring it unsafe)")
+            elif control.held() or control.overridden():
                 control.release()
                 control.clear_override()
                 component, host = component_id.split("@", 1)

@@ -395,5 +395,5 @@ class RemoteTarget(RemoteLinks, Target):
             return hostname
         return self._hostnames.get(hostname, hostname)
 
-    def sweep(self) -> list[str]:
+    def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:  # no remote fault is unsafe to restore
         return keepers.sweep(self)
