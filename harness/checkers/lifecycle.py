@@ -32,8 +32,8 @@ def on_release(history: History, *, expected: str, when: str) -> Verdict:
         return Verdict("on-release", Status.FAIL, f"{when}: not on {expected}: "
                        + "; ".join([*(f"{c} runs {v}" for c, v in off.items()),
                                     *(f"{c} answers /version with {v}" for c, v in misreported.items())]), figures)
-    return Verdict("on-release", Status.PASS, f"{when}: all {len(events)} components run {expected}"
-                   f"{' and each that serves /version reports it' if any(e.get('reported') for e in events) else ''}", figures)
+    reports = " and each that serves /version reports it" if any(e.get("reported") for e in events) else ""
+    return Verdict("on-release", Status.PASS, f"{when}: all {len(events)} components run {expected}{reports}", figures)
 
 
 @checker("lease-handover")

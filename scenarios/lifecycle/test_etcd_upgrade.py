@@ -69,7 +69,8 @@ def test_a_member_by_member_etcd_upgrade_keeps_every_write_then_goes_back_throug
         figures={"from": old, "to": str(etcd_release), "steps": result.rollout.changed,
                  "step_s": result.rollout.step_s, "failed_on": result.rollout.failed_on, "rolled_back": rolled_back,
                  "snapshot_revision": snapshot.revision, "snapshot_keys": snapshot.keys,
-                 "cluster_version_upgraded": str(upgraded_cluster), "cluster_version_after": str(cluster_version(cluster))},
+                 "cluster_version_upgraded": str(upgraded_cluster),
+                 "cluster_version_after": str(cluster_version(cluster))},
         measures=[from_verdict("availability_pct", api, "availability_pct"),
                   from_verdict("lost_writes", writes, "lost")])
     assert result.completed, f"{result.rollout.failed_on} was not healthy on etcd {etcd_release} in time"
@@ -83,7 +84,8 @@ def test_an_etcd_upgrade_that_skips_a_minor_is_refused_before_anything_acts(clus
     current = max(member_versions(cluster).values())
     pids = {host: cluster.pid("etcd", host) for host in cluster.hosts(HostRole.ETCD)}
     with pytest.raises(EtcdReleaseViolation) as refused:
-        rolling_etcd_upgrade(cluster, nemesis, Version(3, current.minor + 2, 0), snapshot=None)  # type: ignore[arg-type]
+        rolling_etcd_upgrade(cluster, nemesis, Version(3, current.minor + 2, 0),
+                             snapshot=None)  # type: ignore[arg-type]
     assert refused.value.rule is ETCD_ONE_MINOR
     assert {host: cluster.pid("etcd", host) for host in pids} == pids, "a refused upgrade restarted a member"
     assert not history.fault_windows(), "a refused upgrade injected a fault"

@@ -48,3 +48,27 @@ def test_old_kubernetes_is_refused_with_a_fix():
 def test_staging_version():
     assert staging_version(Version.parse("v1.34.4")) == "v0.34.4"
     assert staging_version(Version.parse("v1.36.0-beta.0")) == "v0.36.0-beta.0"
+
+
+def test_etcds_wrapper_pins_follow_its_module_layout_per_minor():
+    from harness.toolchain.versions import etcd_modules
+
+    old, new = etcd_modules("v3.5.21"), etcd_modules("v3.6.16")
+    assert "go.etcd.io/etcd/client/v2@v2.305.21" in old and "go.etcd.io/etcd/raft/v3@v3.5.21" in old
+    assert not any("client/v2" in pin or "etcd/raft" in pin for pin in new)  # gone, or go.etcd.io/raft/v3 from 3.6
+    assert "go.etcd.io/etcd/server/v3@v3.6.16" in new and "go.etcd.io/etcd/etcdctl/v3@v3.6.16" in new
+
+
+@pytest.mark.parametrize("text", ["3.x", "v3.6", "v2.3.8", "v3.4.30", "v4.0.0", "v3.6.16-rc.0"])
+def test_an_etcd_release_quorum_does_not_build_is_refused_with_the_fix(text):
+    from harness.toolchain.versions import etcd_version
+
+    with pytest.raises(ToolchainError) as refused:
+        etcd_version(text)
+    assert refused.value.fix and "v3.6.16" in refused.value.fix
+
+
+def test_an_etcd_release_is_taken_with_or_without_its_v():
+    from harness.toolchain.versions import Version, etcd_version
+
+    assert etcd_version("3.6.16") == etcd_version("v3.6.16") == Version(3, 6, 16)
