@@ -45,7 +45,9 @@ def lease_handovers(history: History, *, subject: str, fault: str, max_s: float)
     handovers: list[dict] = []
     for start, _, event in history.fault_windows(fault):
         component, _, host = str(event.get("params", {}).get("component", "")).partition("@")
-        before = [e for e in changes if e.t <= start]
+        # the last holder before the step: a release on SIGTERM can be stamped ahead of the step's own start (the
+        # lease monitor stamps the midpoint of the poll that saw it), and an unheld lease names no host
+        before = [e for e in changes if e.t <= start and e.get("holder") is not None]
         if component != subject or not before or before[-1].get("host") != host:
             continue
         old = before[-1]["holder"]

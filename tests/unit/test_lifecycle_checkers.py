@@ -43,6 +43,19 @@ def test_a_lease_that_never_moves_fails_and_no_step_on_its_holder_is_unknown():
     assert unknown.status is Status.UNKNOWN
 
 
+def test_a_release_stamped_just_before_the_step_still_counts_the_step_as_the_holders():
+    """Seen on ha3 (2026-11-27): kube-scheduler releases its lease on SIGTERM, and the lease monitor stamps the
+    midpoint of the poll that saw it, so the release (no holder) was recorded 0.01 s before the step's fault.start."""
+    history = History()
+    lease(history, 1.0, "c1_a")
+    lease(history, 19.99, None)
+    step(history, 20.0, "kube-controller-manager@c1", "f1")
+    lease(history, 23.0, "c1_b")  # the restarted process on the same host took it
+    verdict = lease_handovers(history, subject="kube-controller-manager", fault="upgrade", max_s=24.3)
+    assert verdict.status is Status.PASS
+    assert verdict.figures["handovers"] == [{"from": "c1", "to": "c1", "took_s": 2.0}]
+
+
 def test_every_component_on_the_release_and_every_apiserver_reporting_it():
     history = History()
     record_releases(history, {"kube-apiserver@c1": "v1.35.4", "kube-scheduler@c1": "v1.35.4"},
