@@ -81,9 +81,9 @@ class KubeWriter(Monitor):
         return None
 
     def _clean_up(self, api: k8s.CoreV1Api) -> None:
-        """Delete what was read back: cleaning only. A delete that times out is not read again: seen in CI
-        (2026-11-27, 1429 ConfigMaps), the server went on deleting after the client's 30 s, and a second read
-        then saw 368 of them and judged the rest lost. Leftovers keep their writer's label."""
+        """Delete what was read back: cleaning only, never followed by another read (the server may go on deleting
+        after the client gave up, and a second read would judge those writes lost: docs/design.md). Leftovers keep
+        their writer's label."""
         try:
             api.delete_collection_namespaced_config_map(NAMESPACE, label_selector=f"{LABEL}={self.tag}",
                                                         _request_timeout=30)
