@@ -1,6 +1,7 @@
 """The pieces of the kind backend's static-pod suite that need no cluster: the kind topology model, the
 recovery and durability checkers, the derived bounds, and which scenarios each backend runs."""
 
+import json
 import re
 import subprocess
 import sys
@@ -253,8 +254,25 @@ DATA = Path(__file__).with_name("data")
 
 
 def test_iperf3_json_gives_what_the_receiver_got_and_the_retransmits():
-    gbit, retransmits = parse_iperf3((DATA / "iperf3-client.json").read_text())
-    assert round(gbit, 3) == 19.540 and retransmits == 14
+    figures = parse_iperf3((DATA / "iperf3-client.json").read_text())
+    assert round(figures.mean_gbit_per_s, 3) == 19.540 and figures.retransmits == 14
+
+
+def test_one_slow_second_does_not_decide_the_sustained_rate_but_a_slow_link_does():
+    """A stall of one second drags the mean, not the median interval (docs/scenarios.md); a link slow in every
+    second (the kind-slow-pod-network twin) stays slow."""
+    run = json.loads((DATA / "iperf3-client.json").read_text())
+    interval = run["intervals"][0]
+
+    def with_rates(*gbits: float) -> str:
+        intervals = [{**interval, "sum": {**interval["sum"], "bits_per_second": g * 1e9}} for g in gbits]
+        total = {**run["end"]["sum_received"], "bits_per_second": sum(gbits) / len(gbits) * 1e9}
+        return json.dumps({**run, "intervals": intervals, "end": {**run["end"], "sum_received": total}})
+
+    stalled = parse_iperf3(with_rates(10.0, 0.4, 9.5, 10.2, 9.8))
+    assert stalled.mean_gbit_per_s < 8 and stalled.sustained_gbit_per_s == 9.8
+    throttled = parse_iperf3(with_rates(2.1, 1.0, 1.0, 1.0, 1.0))
+    assert throttled.sustained_gbit_per_s == 1.0
 
 
 @pytest.mark.parametrize("output, says", [
