@@ -31,7 +31,10 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from harness.topology import Topology
 
-VALIDITY = datetime.timedelta(days=30)  # clusters are disposable
+# kubeadm's defaults (certificates 1 year, CAs 10 years): a fresh cluster has what a fresh kubeadm cluster has left,
+# which the certificate_days_left objective (30 days) judges
+VALIDITY = datetime.timedelta(days=365)
+CA_VALIDITY = datetime.timedelta(days=3650)
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -81,7 +84,7 @@ class Authority:
             .public_key(self.key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + VALIDITY)
+            .not_valid_after(now + CA_VALIDITY)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(self.key.public_key()), critical=False)
@@ -100,6 +103,7 @@ class Authority:
         client: bool = False,
         dns: tuple[str, ...] = (),
         ips: tuple[ipaddress.IPv4Address, ...] = (),
+        validity: datetime.timedelta = VALIDITY,
     ) -> Pair:
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.timezone.utc)
@@ -111,7 +115,7 @@ class Authority:
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + VALIDITY)
+            .not_valid_after(now + validity)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(True, False, True, False, False, False, False, False, False), critical=True)
             .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
@@ -176,9 +180,12 @@ class ClusterPKI:
         shared_ips = [topology.apiserver.service_cidr.network_address + 1, LOOPBACK]
         if lb is not None:
             shared_ips.append(topology.address_of(lb))
+        short_lived = topology.defects.short_lived_certificates
         for host in topology.controllers:
+            days = short_lived.get(host.name)
             cluster_ca.issue(f"apiserver-{host.name}", "kube-apiserver", server=True, dns=(*API_DNS_NAMES, host.name),
-                             ips=(topology.address_of(host), *shared_ips))
+                             ips=(topology.address_of(host), *shared_ips),
+                             validity=VALIDITY if days is None else datetime.timedelta(days=days))
         cluster_ca.issue("admin", "kubernetes-admin", organization="system:masters", client=True)
         cluster_ca.issue("controller-manager", "system:kube-controller-manager", client=True)
         cluster_ca.issue("scheduler", "system:kube-scheduler", client=True)

@@ -314,6 +314,10 @@ def checkpoint_hand_back_s() -> float:
     return kind_node_rejoin_s() + CHECKPOINTER_INTERVAL_S + KUBELET_MANIFEST_PICKUP_S
 
 
+# ANCHORS-style source, copied into docs/gate.md: Let's Encrypt advises renewing 30 days before expiry; Go's
+# acme/autocert renews 30 days before (RenewBefore's default), cert-manager before v1 did the same (DefaultRenewBefore)
+CERTIFICATE_RENEW_BEFORE_DAYS = 30.0
+
 KUBELET_SYNC_PERIOD_S = 60.0  # the kubelet's --sync-frequency default: how stale a running pod's mounted secret may be
 
 

@@ -82,6 +82,8 @@ MEASURES = {spec.name: spec for spec in (
           ["scenarios/checkpointer/test_secret_refresh.py::*"]),
     _spec("snapshot_restore_s", "s", "quorum lost for good until the cluster serves again from a snapshot",
           [f"{ETCD}::test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good"]),
+    _spec("certificate_days_left", "days", "the fewest days any apiserver or etcd listener's certificate has left",
+          ["scenarios/conformance/test_certificates.py::*"], higher_is_better=True),
 )}
 
 

@@ -11,7 +11,9 @@ CHECKER = "objective"
 
 
 def _text(value: float, unit: str) -> str:
-    return f"{value:g} %" if unit == "%" else f"{value:g}" if unit == "count" else f"{value:.2f} s"
+    if unit in ("%", "days"):
+        return f"{value:g} {unit}"
+    return f"{value:g}" if unit == "count" else f"{value:.2f} s"
 
 
 def meets(measurement: Measurement, objectives: Objectives) -> Verdict:

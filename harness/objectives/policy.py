@@ -50,6 +50,9 @@ SOURCES = {
                             "Secrets are updated automatically)",
     "snapshot_restore_s": "etcd's and the apiserver's start-up allowances + a lease failover (24.3 s) + the "
                           "LB's rise checks (2 x 2 s)",
+    "certificate_days_left": "renewal 30 days before expiry: Let's Encrypt's advice, the default of Go's "
+                             "acme/autocert (RenewBefore) and of cert-manager before v1 (DefaultRenewBefore); "
+                             "a certificate with less left should already have been renewed",
 }
 
 
@@ -76,6 +79,7 @@ class Objectives(BaseModel):
     power_loss_recovery_s: float = Field(t.kind_power_loss_recovery_s(), gt=0)
     snapshot_restore_s: float = Field(default_factory=_default_restore_s, gt=0)
     checkpoint_refresh_s: float = Field(t.KUBELET_SYNC_PERIOD_S, gt=0)
+    certificate_days_left: float = Field(t.CERTIFICATE_RENEW_BEFORE_DAYS, gt=0)
 
     @field_validator("time_to_healthy_s", "api_p99_s")
     @classmethod

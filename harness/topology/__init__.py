@@ -182,6 +182,10 @@ class Topology(Strict):
         unknown = sorted(set(self.defects.block_etcd_clients_from) - set(names))
         if unknown:
             raise ValueError(f"defects.block_etcd_clients_from names unknown hosts {unknown}; fix: use host names")
+        unknown = sorted(set(self.defects.short_lived_certificates) - {h.name for h in self.controllers})
+        if unknown:
+            raise ValueError(f"defects.short_lived_certificates names {unknown}, which run no apiserver; fix: name "
+                             f"some of {', '.join(h.name for h in self.controllers)}")
         split = self.defects.split_etcd_member
         if split is not None and split not in [h.name for h in self.etcd_hosts]:
             raise ValueError(f"defects.split_etcd_member {split!r} runs no etcd member; fix: name one of "

@@ -61,5 +61,8 @@ class Defects(Strict):
     split_etcd_member: str | None = Field(
         None, description="this etcd host bootstraps a one-member cluster of its own (its --initial-cluster names only "
                           "itself); the apiservers leave it out, so the API works on the other members")
+    short_lived_certificates: dict[str, Annotated[int, Field(ge=1, le=365)]] = Field(
+        default_factory=dict, description="these controllers' apiserver serving certificates are issued for this many "
+                                          "days (a renewal that never happened)")
     cpu_limit_m: dict[Component, Annotated[int, Field(ge=10, le=4000)]] = Field(
         default_factory=dict, description="once up, each named component's CPU quota in millicores on every host")

@@ -217,6 +217,7 @@ CONFORMANCE = {
                            "test_leader_election_is_on_with_the_topology_timings[kube-scheduler]"} | LEASE_OBJECTIVES,
     "lb-no-health-check": {"test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver"} | LB_OBJECTIVES,
     "loose-keys": {"test_private_keys_and_kubeconfigs_are_mode_0600"},
+    "cert-expiring": {"test_every_listener_serves_a_certificate_its_clients_trust_with_the_days_left_the_objective_needs"},
     "etcd-clients-blocked": {"test_the_etcd_client_port_is_reachable_from_every_controller"},
     "phantom-etcd-member": {"test_etcd_members_are_exactly_the_etcd_hosts"},
     # kubeadm's own layout: each apiserver lists only its node's etcd member; anonymous clients may read /version
