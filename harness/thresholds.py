@@ -318,6 +318,11 @@ def checkpoint_hand_back_s() -> float:
 # acme/autocert renews 30 days before (RenewBefore's default), cert-manager before v1 did the same (DefaultRenewBefore)
 CERTIFICATE_RENEW_BEFORE_DAYS = 30.0
 
+# kube-apiserver watches its serving pair's files and reads them again every minute besides (k8s.io/apiserver's
+# dynamiccertificates, DynamicCertKeyPairContent); etcd reads its pair on every new connection (docs/lifecycle.md):
+# a rotated pair is served within that minute, plus a margin for the reload itself
+CERTIFICATE_RELOAD_S = 70.0
+
 KUBELET_SYNC_PERIOD_S = 60.0  # the kubelet's --sync-frequency default: how stale a running pod's mounted secret may be
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 
 from harness.errors import QuorumError
 from harness.pki import Pair
@@ -27,6 +28,7 @@ class ServedCertificate:
     issuer: str
     not_after: datetime.datetime
     untrusted: str | None  # why the clients' CA does not verify it; None when it does
+    fingerprint: str = ""  # sha256, hex
 
     def days_left(self, now: datetime.datetime | None = None) -> float:
         now = now or datetime.datetime.now(datetime.timezone.utc)
@@ -74,4 +76,4 @@ def served_certificate(address: str, port: int, ca: Path, client: Pair | None = 
         raise CertificateUnreadable(f"{endpoint} served a certificate once, then failed a second handshake: {error}",
                                     "run the check again; a restarting component explains it") from None
     return ServedCertificate(endpoint, cert.subject.rfc4514_string(), cert.issuer.rfc4514_string(),
-                             cert.not_valid_after_utc, untrusted)
+                             cert.not_valid_after_utc, untrusted, cert.fingerprint(hashes.SHA256()).hex())

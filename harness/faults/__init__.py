@@ -2,6 +2,7 @@
 file (component, network, node, etcd, pod). A new fault is one file (docs/design.md)."""
 
 from harness.faults.base import Fault, Nemesis
+from harness.faults.cert_rotation import RotateCertificate
 from harness.faults.component import Kill, ModifyFlags, Pause, Stop
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
 from harness.faults.etcd_upgrade import EtcdUpgrade
@@ -16,4 +17,4 @@ from harness.faults.upgrade import Upgrade
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
            "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "ContainerKill", "IsolateLeaseHolder", "Rollout",
-           "Upgrade", "EtcdUpgrade"]
+           "Upgrade", "EtcdUpgrade", "RotateCertificate"]

@@ -53,8 +53,11 @@ def listeners(cluster: Target, scratch: Path) -> list[Listener]:
     return found
 
 
+def served_by(listener: Listener) -> ServedCertificate:
+    return served_certificate(listener.address, listener.port, listener.ca, listener.client)
+
+
 def served_certificates(cluster: Target) -> dict[str, ServedCertificate]:
     """What each listener serves, judged with the CA its clients trust."""
     with tempfile.TemporaryDirectory(prefix="quorum-certs-") as scratch:
-        return {listener.what: served_certificate(listener.address, listener.port, listener.ca, listener.client)
-                for listener in listeners(cluster, Path(scratch))}
+        return {listener.what: served_by(listener) for listener in listeners(cluster, Path(scratch))}

@@ -64,5 +64,8 @@ class Defects(Strict):
     short_lived_certificates: dict[str, Annotated[int, Field(ge=1, le=365)]] = Field(
         default_factory=dict, description="these controllers' apiserver serving certificates are issued for this many "
                                           "days (a renewal that never happened)")
+    rotation_new_ca_first: bool = Field(
+        False, description="this cluster's certificate rotation issues the first host's certificate from a new CA, "
+                           "before any client trusts it (the order a rotation must not take)")
     cpu_limit_m: dict[Component, Annotated[int, Field(ge=10, le=4000)]] = Field(
         default_factory=dict, description="once up, each named component's CPU quota in millicores on every host")

@@ -54,6 +54,9 @@ CASES = [
     ("apiserver-cpu-starved", "scenarios/load/test_load.py", "steady_load", "[server-side-latency-slo: fail]"),
     # an upgrade strategy that restarts every apiserver at once: the API is down while the new release starts
     ("upgrade-all-at-once", "scenarios/lifecycle/test_upgrade.py", "rolling_upgrade", "[availability: fail]"),
+    # a rotation that issues the first host's certificate from a new CA: that listener serves what no client trusts
+    ("rotation-ca-first", "scenarios/lifecycle/test_cert_rotation.py", "rotated",
+     "serves a certificate its clients do not trust"),
     # schedulers starved of CPU by their limit: pods wait to be bound
     ("scheduler-cpu-starved", "scenarios/load/test_pod_startup.py", "stateless", "[pod-startup-slo: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')

@@ -14,7 +14,10 @@ from harness.clients.etcdctl import etcdctl
 from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuorumForGood, ModifyFlags, Nemesis,
                             PacketLoss, Partition, Pause, RemoveMember, Stop)
 from harness.net.firewall import TAG
+from harness.faults.cert_rotation import KEPT
 from harness.faults.sweep import heal_cluster
+from harness.pki import ClusterPKI
+from harness.scenario.certificates import served_certificates
 from harness.history import History
 from harness.scenario import watching_lb_marks_down
 from harness.thresholds import lb_detection_s
@@ -262,6 +265,29 @@ def test_sigkill_mid_fault_leaves_leftovers_that_quorum_heal_removes(ha3, nemesi
     assert result.returncode == 0, result.stderr
     assert "healed partition" in result.stdout and "healed pause" in result.stdout
     assert _leftovers(ha3) == []
+
+
+def test_a_rotation_killed_mid_way_is_put_back_byte_for_byte_by_quorum_heal(ha3, nemesis):
+    """Two certificate rotations (an apiserver's serving pair, an etcd member's peer pair) in a harness killed with
+    SIGKILL: the listeners serve the rotated certificates; `quorum heal` puts each old pair back from the copy the
+    rotation kept on the host, the copies are gone, the key keeps mode 0600, and the old certificates are served."""
+    pki = ClusterPKI(ha3.run_dir / "pki")
+    pairs = {"kube-apiserver@c1": pki.apiserver("c1"), "etcd peer@c2": pki.etcd_peer("c2")}
+    original = {what: (pair.cert.read_bytes(), pair.key.read_bytes()) for what, pair in pairs.items()}
+    before = served_certificates(ha3)
+    child = _child(ha3, "rotation")
+    rotated = served_certificates(ha3)
+    assert all(rotated[what].fingerprint != before[what].fingerprint for what in pairs), rotated
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    result = _quorum_heal(ha3)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("healed rotate-certificate") == 2, result.stdout
+    assert {what: (pair.cert.read_bytes(), pair.key.read_bytes()) for what, pair in pairs.items()} == original
+    assert not [p for pair in pairs.values() for p in pair.cert.parent.glob(f"*{KEPT}")]
+    assert all(pair.key.stat().st_mode & 0o777 == 0o600 for pair in pairs.values())
+    wait(lambda: all(served_certificates(ha3)[what].fingerprint == before[what].fingerprint for what in pairs),
+         what="the old certificates served again")
 
 
 @pytest.mark.deep("test_sigkill_mid_fault_leaves_leftovers_that_quorum_heal_removes proves it once in CI; nightly, "

@@ -111,7 +111,10 @@ class ProcessTarget(Target):
     def put_file(self, host: str, path: str, text: str) -> None:
         target = Path(path)
         hidden = target.with_name(f".{target.name}.quorum")
-        hidden.write_text(text)
+        hidden.unlink(missing_ok=True)
+        # owner-only, as the remote target's writes (umask 077): what is written may be a private key
+        with os.fdopen(os.open(hidden, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+            out.write(text)
         os.replace(hidden, target)
 
     def testinfra(self, host: str) -> testinfra.host.Host:
