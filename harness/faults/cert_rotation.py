@@ -51,7 +51,11 @@ class RotateCertificate(ComponentFault):
             raise FaultError(f"{self.component} runs without {', '.join(missing)}: no certificate to rotate there",
                              "run it with TLS (the conformance TLS checks name what is missing)")
         cert, key, ca = (flags[flag] for flag in SERVED[component])
-        self.captured.update(cert=cert, key=key, ca=ca, ca_key=ca.removesuffix(".crt") + ".key")
+        ca_key = ca.removesuffix(".crt") + ".key"
+        if not self._exists(target, ca_key):
+            raise FaultError(f"{host} holds no key of the CA {ca} ({ca_key}), so {self.component}'s certificate "
+                             "cannot be issued again", "a rotation needs the CA's key beside it (ca.crt, ca.key)")
+        self.captured.update(cert=cert, key=key, ca=ca, ca_key=ca_key)
 
     def _exists(self, target: Target, path: str) -> bool:
         return target.exec(self.where()[1], ["sh", "-c", 'test -e "$1" && echo yes', "sh", path],

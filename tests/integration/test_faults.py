@@ -12,7 +12,7 @@ from harness.checkers import lb_detection
 from harness.errors import FaultError
 from harness.clients.etcdctl import etcdctl
 from harness.faults import (Bandwidth, IsolateEtcdLeader, Kill, Latency, LoseQuorumForGood, ModifyFlags, Nemesis,
-                            PacketLoss, Partition, Pause, RemoveMember, Stop)
+                            PacketLoss, Partition, Pause, RemoveMember, RotateCertificate, Stop)
 from harness.net.firewall import TAG
 from harness.faults.cert_rotation import KEPT
 from harness.faults.sweep import heal_cluster
@@ -265,6 +265,20 @@ def test_sigkill_mid_fault_leaves_leftovers_that_quorum_heal_removes(ha3, nemesi
     assert result.returncode == 0, result.stderr
     assert "healed partition" in result.stdout and "healed pause" in result.stdout
     assert _leftovers(ha3) == []
+
+
+def test_a_rotation_it_cannot_do_is_refused_by_name_before_anything_acts(ha3, nemesis):
+    with pytest.raises(FaultError, match="kube-scheduler serves no certificate a rotation replaces"):
+        nemesis.inject(RotateCertificate(component="kube-scheduler@c1"))
+    ca_key = ha3.run_dir / "pki" / "ca.key"
+    aside = ca_key.with_name("ca.key.aside")
+    ca_key.rename(aside)
+    try:
+        with pytest.raises(FaultError, match="c1 holds no key of the CA"):
+            nemesis.inject(RotateCertificate(component="kube-apiserver@c1"))
+    finally:
+        aside.rename(ca_key)
+    assert not list((ha3.run_dir / "pki").glob(f"*{KEPT}"))
 
 
 def test_a_rotation_killed_mid_way_is_put_back_byte_for_byte_by_quorum_heal(ha3, nemesis):
