@@ -12,6 +12,8 @@ from harness.backends.docker.engine import RUNTIME_NAME, client, ensure_engine, 
 from harness.faults import Nemesis, NodeDisconnect, NodeKill, NodePause, NodeRestart, PacketLoss
 from harness.history import History
 from harness.shell import run
+from harness.thresholds import lb_detection_s
+from harness.waiting import eventually
 from tests.integration.conftest import CLUSTERS, in_docker_lane, running
 
 
@@ -47,7 +49,11 @@ def test_a_killed_node_takes_its_components_and_heal_brings_it_back(ha3_docker):
         time.sleep(1)
         assert not client().container.inspect(docker_backend.container_name(ha3_docker.run_id, "c2")).state.running
         assert ha3_docker.pid("etcd", "c2") is None
-        assert ha3_docker.api.ready(), "two controllers of three keep the API up"
+        # a kept-alive connection through the LB may be bound to c2, and a new one sent there, until the LB's checks
+        # take c2 out (docs/design.md, CI's time): the API must answer a new connection within that bound
+        bound = lb_detection_s(ha3_docker.topology)
+        assert eventually(lambda: ha3_docker.api.on_a_new_connection().ready(), bound), \
+            f"two controllers of three keep the API up: no answer through the LB within {bound:.1f} s of the kill"
     assert ha3_docker.problems_after(ha3_docker.settle_s) == []
 
 

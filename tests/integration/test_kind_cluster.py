@@ -505,7 +505,7 @@ def test_conformance_passes_on_kind(kind_cluster, tmp_path):
     (test_defect_twins.py)."""
     output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/conformance")
     summary = output.splitlines()[-1]
-    assert "17 passed" in summary and "5 skipped" in summary and "failed" not in summary, output[-4000:]
+    assert "18 passed" in summary and "5 skipped" in summary and "failed" not in summary, output[-4000:]
 
 
 def _kubelet_answers(address: str) -> bool:
