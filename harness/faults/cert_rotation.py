@@ -34,7 +34,8 @@ class RotateCertificate(ComponentFault):
     """Issue `component`'s ('kube-apiserver@c1' or 'etcd@c1', whose peer certificate) serving certificate again."""
 
     name = "rotate-certificate"
-    requires = (Capability.RUN_FILES,)  # the CA's key is where Quorum's PKI keeps it
+    # it signs with the cluster's CA key: only on clusters whose PKI Quorum made (kind's and a remote target's: not yet)
+    requires = (Capability.RUN_FILES,)
     new_ca: bool = False
 
     def plan(self, target: Target) -> None:
