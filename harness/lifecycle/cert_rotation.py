@@ -25,7 +25,6 @@ class RotationResult:
     failed_on: str | None = None  # the step that did not pass its gate (put back)
     reason: str = ""
     step_s: dict[str, float] = field(default_factory=dict)  # each rotated step: files written until the gate passed
-    faults: list[RotateCertificate] = field(default_factory=list)  # the rotations still in place
 
     @property
     def completed(self) -> bool:
@@ -83,6 +82,5 @@ def rolling_rotation(cluster: Target, nemesis: Nemesis, *, new_ca_first: bool = 
                 result.failed_on, result.reason = component_id, problem
                 return result
             result.step_s[component_id] = round(time.monotonic() - started, 2)
-            result.rotated.append(component_id)
-            result.faults.append(fault)
+            result.rotated.append(component_id)  # the nemesis holds the fault and heals it at the end
     return result

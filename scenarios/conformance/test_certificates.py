@@ -22,6 +22,7 @@ def test_every_listener_serves_a_certificate_its_clients_trust_with_the_days_lef
     certificate_days_left objective left. Source: seed 000 (TLS everywhere between controllers); the objective's
     source is in docs/gate.md."""
     served = served_certificates(cluster)
+    assert served, f"{cluster.name} names no apiserver or etcd TLS listener to read a certificate from"
     untrusted = {what: f"{cert.untrusted} (issuer {cert.issuer}, valid until {cert.not_after:%Y-%m-%d %H:%M} UTC)"
                  for what, cert in served.items() if cert.untrusted}
     days = {what: cert.days_left() for what, cert in served.items()}
