@@ -27,21 +27,35 @@ def check_socket_path(path: Path) -> Path:
     return path
 
 
-def server_states(socket_path: Path, backend: str = BACKEND, timeout_s: float = 2.0) -> dict[str, str]:
-    """Server name -> HAProxy's status for it: UP, DOWN, or a transition such as "UP 1/3" (failing, still
-    UP) and "DOWN 1/2" (passing, still DOWN)."""
+def _ask(socket_path: Path, line: str, timeout_s: float) -> str:
+    """HAProxy's whole answer to one command line on its admin socket."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout_s)
             conn.connect(str(socket_path))
-            conn.sendall(b"show stat\n")
+            conn.sendall(line.encode() + b"\n")
             chunks = []
             while data := conn.recv(65536):
                 chunks.append(data)
     except OSError as error:
-        raise ClusterError(f"cannot read the load balancer's state from {socket_path}: {error}",
+        raise ClusterError(f"cannot ask {line!r} on the load balancer's admin socket {socket_path}: {error}",
                            "is the cluster up? `quorum status` shows whether haproxy runs") from error
-    lines = b"".join(chunks).decode(errors="replace").splitlines()
+    return b"".join(chunks).decode(errors="replace")
+
+
+def admin_command(socket_path: Path, line: str, timeout_s: float = 2.0) -> None:
+    """One change on the admin socket (level admin), e.g. "disable server apiservers/c4"; a ClusterError when HAProxy
+    names an error ("No such server.", "Permission denied."): it answers an accepted change with an empty line."""
+    answer = _ask(socket_path, line, timeout_s).strip()
+    if answer:
+        raise ClusterError(f"the load balancer refused {line!r}: {answer[:200]}",
+                           "its admin socket must be at level admin (harness/components/haproxy.py)")
+
+
+def server_states(socket_path: Path, backend: str = BACKEND, timeout_s: float = 2.0) -> dict[str, str]:
+    """Server name -> HAProxy's status for it: UP, DOWN, or a transition such as "UP 1/3" (failing, still
+    UP) and "DOWN 1/2" (passing, still DOWN)."""
+    lines = _ask(socket_path, "show stat", timeout_s).splitlines()
     if not lines or not lines[0].startswith("# "):
         raise ClusterError(f"unexpected answer to `show stat` from {socket_path}: {lines[:1]!r}")
     rows = csv.DictReader([lines[0][2:], *lines[1:]])

@@ -5,6 +5,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from harness.errors import ClusterError
 from harness.components import haproxy
 from harness.components.base import Layout
-from harness.clients.haproxy_admin import MAX_SOCKET_PATH, check_socket_path, is_down, server_states
+from harness.clients.haproxy_admin import MAX_SOCKET_PATH, admin_command, check_socket_path, is_down, server_states
 from harness.topology import load_topology
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
@@ -105,3 +106,32 @@ def test_the_admin_socket_of_a_run_directory_as_deep_as_pytests_fits():
     layout = Layout(topology, run_dir, binary=lambda name: Path("/usr/sbin") / name)
     socket_path = haproxy.admin_socket(layout, topology.load_balancer_host)
     assert socket_path.parent == run_dir and len(str(socket_path)) <= MAX_SOCKET_PATH
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (quorum toolchain install)")
+def test_a_server_listed_disabled_is_taken_into_rotation_and_out_again_without_a_restart(tmp_path):
+    """What a scale does on the load balancer (harness/backends/process/membership.py): a real HAProxy whose config
+    lists a spare host's server `disabled` (MAINT), enabled and disabled on its admin socket; a name it does not know
+    is refused with HAProxy's own words."""
+    path = tmp_path / "a.sock"
+    cfg = tmp_path / "h.cfg"
+    cfg.write_text(f"global\n  stats socket {path} mode 600 level admin\ndefaults\n  mode tcp\n  timeout connect 1s\n"
+                   "  timeout client 1s\n  timeout server 1s\nbackend apiservers\n"
+                   "  server c1 127.0.0.1:1\n  server c4 127.0.0.1:2 disabled\n")
+    proxy = subprocess.Popen([shutil.which("haproxy"), "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server_states(path) == {"c1": "no check", "c4": "MAINT"}
+        admin_command(path, "enable server apiservers/c4")
+        assert server_states(path)["c4"] == "no check"
+        admin_command(path, "disable server apiservers/c4")
+        assert server_states(path)["c4"] == "MAINT"
+        with pytest.raises(ClusterError, match="refused 'enable server apiservers/c9': No such server"):
+            admin_command(path, "enable server apiservers/c9")
+        assert proxy.poll() is None, "HAProxy itself never restarted"
+    finally:
+        proxy.kill()
+        proxy.wait(10)

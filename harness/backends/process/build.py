@@ -9,8 +9,6 @@ Otherwise it tears down what it started and raises a ClusterError carrying the l
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -20,7 +18,7 @@ from pathlib import Path
 from harness.backends import orphans
 from harness.backends.common import default_run_dir, error_lines, require_root, start_run
 from harness.backends.process import defects
-from harness.backends.process.supervisor import KeeperSpec
+from harness.backends.process.keepers import start_keepers, write_keeper
 from harness.backends.process.target import ProcessTarget, layout_for
 from harness.components import ComponentSpec, binaries_for, specs_for
 from harness.components.flags import unknown_extra_flags
@@ -29,7 +27,6 @@ from harness.load import hollow
 from harness.net import netns
 from harness.pki import write_kubeconfig
 from harness.run.state import RunState
-from harness.shell import python_environment
 from harness.topology import Topology, load_topology
 
 READY_TIMEOUT_S = 120.0
@@ -62,12 +59,7 @@ class NamespaceHosts(Hosts):
         network.create([(h.name, topology.address_of(h)) for h in topology.hosts], topology.network.link_rate_mbit)
 
     def start(self, topology: Topology, run_dir: Path, specs: list[ComponentSpec]) -> None:
-        for spec in specs:
-            control = run_dir / "components" / spec.id
-            with open(run_dir / "logs" / "supervisor.log", "ab") as log:
-                subprocess.Popen([sys.executable, "-m", "harness.backends.process.supervisor", str(control)],
-                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True, env=python_environment())
+        start_keepers(run_dir, specs)
 
 
 def build(topology_file: Path, run_dir: Path | None, say: Say, timeout_s: float | None, *, backend: str,
@@ -97,7 +89,7 @@ def build(topology_file: Path, run_dir: Path | None, say: Say, timeout_s: float 
             defects.after_network(topology, state.run_id)
         tell(f"starting {len(specs)} components")
         for spec in specs:
-            _write_keeper(run_dir, state, spec, in_container=maker.in_containers, cluster_topology=topology)
+            write_keeper(run_dir, state, spec, in_container=maker.in_containers, cluster_topology=topology)
         maker.start(topology, run_dir, specs)
         if maker.in_containers:
             defects.after_network(topology, state.run_id)
@@ -150,7 +142,7 @@ def _write_pki(topology: Topology, layout) -> None:
     pki.generate(topology)
     write_kubeconfig(layout.admin_kubeconfig, server=topology.api_endpoint, ca=pki.ca.cert, client=pki.client("admin"),
                      user="admin", cluster=topology.name)
-    for host in topology.controllers:
+    for host in topology.controllers + topology.spares:  # a spare's kubeconfigs are ready for when it joins
         local = f"https://{topology.address_of(host)}:{topology.apiserver.port}"
         for who in ("controller-manager", "scheduler"):
             write_kubeconfig(layout.kubeconfig(host.name, who), server=local, ca=pki.ca.cert, client=pki.client(who),
@@ -159,22 +151,6 @@ def _write_pki(topology: Topology, layout) -> None:
         # through the load balancer, like a kubelet: losing one apiserver must not make nodes NotReady
         write_kubeconfig(layout.kubeconfig(host.name, "kwok"), server=topology.api_endpoint, ca=pki.ca.cert,
                          client=pki.client("kwok"), user="quorum-kwok", cluster=topology.name)
-
-
-def _write_keeper(run_dir: Path, state: RunState, spec: ComponentSpec, in_container: bool,
-                  cluster_topology: Topology) -> None:
-    """The component's files and its keeper's spec (a container's keepers are already in its namespaces)."""
-    for path, content in spec.files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-    (run_dir / "logs").mkdir(exist_ok=True)
-    KeeperSpec(
-        component_id=spec.id, argv=spec.argv, netns="" if in_container else netns.netns_name(state.run_id, spec.host),
-        hostname="" if in_container else spec.host,
-        policy=spec.restart.policy, backoff_s=spec.restart.backoff_s, max_backoff_s=spec.restart.max_backoff_s,
-        log=str(run_dir / "logs" / f"{spec.id}.log"), events=str(run_dir / "events.jsonl"), env=spec.env,
-        cgroup="" if in_container else defects.cpu_cgroup(cluster_topology, state.run_id, spec),
-    ).save(run_dir / "components" / spec.id)
 
 
 def _wait_ready(cluster: ProcessTarget, timeout_s: float) -> None:

@@ -52,7 +52,9 @@ class KeeperSpec:
 
     def save(self, control: Path) -> None:
         control.mkdir(parents=True, exist_ok=True)
-        (control / "spec.json").write_text(json.dumps(asdict(self), indent=1))
+        temporary = control / "spec.json.tmp"  # a keeper reads it at each start: never half-written
+        temporary.write_text(json.dumps(asdict(self), indent=1))
+        os.replace(temporary, control / "spec.json")
 
     @classmethod
     def load(cls, control: Path) -> "KeeperSpec":
@@ -101,7 +103,10 @@ class Keeper:
 
     def _argv(self) -> list[str]:
         override = self._flag("argv.override")
-        return json.loads(override.read_text()) if override.exists() else self.spec.argv
+        if override.exists():
+            return json.loads(override.read_text())
+        # read again at each start: a scale changes a component's configured line (the apiservers' etcd members)
+        return KeeperSpec.load(self.control).argv
 
     def _event(self, event: str, **fields: object) -> None:
         append_event(self.spec.events, component=self.spec.component_id, event=event, **fields)
