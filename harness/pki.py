@@ -169,7 +169,8 @@ class ClusterPKI:
         os.chmod(self.directory, 0o700)
         cluster_ca = Authority(self.directory, f"quorum-{topology.name}-ca")
         etcd_ca = Authority(self.directory / "etcd", f"quorum-{topology.name}-etcd-ca")
-        for host in topology.etcd_hosts:
+        # a spare host's certificates are issued with the others: joining it needs no CA key at hand
+        for host in topology.etcd_hosts + topology.spares:
             address = topology.address_of(host)
             etcd_ca.issue(f"{host.name}-server", host.name, server=True, client=True, dns=(host.name, "localhost"),
                           ips=(address, LOOPBACK))
@@ -181,7 +182,7 @@ class ClusterPKI:
         if lb is not None:
             shared_ips.append(topology.address_of(lb))
         short_lived = topology.defects.short_lived_certificates
-        for host in topology.controllers:
+        for host in topology.controllers + topology.spares:
             days = short_lived.get(host.name)
             cluster_ca.issue(f"apiserver-{host.name}", "kube-apiserver", server=True, dns=(*API_DNS_NAMES, host.name),
                              ips=(topology.address_of(host), *shared_ips),

@@ -32,8 +32,9 @@ def client_urls(topology: Topology) -> list[str]:
 
 def apiserver_urls(topology: Topology) -> list[str]:
     """The members the apiservers use: every member, except one a defect twin split off (defects.split_etcd_member),
-    which holds a cluster of its own."""
-    return [client_url(topology, h) for h in topology.etcd_hosts if h.name != topology.defects.split_etcd_member]
+    which holds a cluster of its own, and one a scale-down is removing (Host.retiring)."""
+    return [client_url(topology, h) for h in topology.etcd_hosts
+            if h.name != topology.defects.split_etcd_member and not h.retiring]
 
 
 def bootstrap_members(topology: Topology, host: Host) -> tuple[list[Host], str]:

@@ -20,8 +20,9 @@ def config(layout: Layout, host: Host) -> str:
         "global",
         "  maxconn 4096",
         "  log stderr format short local0 info",
-        # read-only admin socket (root only): scenarios time the LB's detection from it (harness/clients/haproxy_admin.py)
-        f"  stats socket {admin_socket(layout, host)} mode 600 level user",
+        # admin socket (root only): scenarios time the LB's detection from it (harness/clients/haproxy_admin.py), and
+        # a scale-up or scale-down takes a server in or out of rotation through it, without restarting HAProxy
+        f"  stats socket {admin_socket(layout, host)} mode 600 level admin",
         "defaults",
         "  mode tcp",
         "  log global",
@@ -50,8 +51,10 @@ def config(layout: Layout, host: Host) -> str:
             # (measured in the load suite's partition scenario). Closing them makes clients reconnect elsewhere.
             + (" on-marked-down shutdown-sessions" if check.shutdown_sessions else ""),
         ]
-    for controller in topology.controllers:
-        lines.append(f"  server {controller.name} {layout.address(controller)}:{topology.apiserver.port}")
+    # a spare host's server is listed from the start, in maintenance: joining it is `enable server` on the admin socket
+    for controller in (h for h in topology.hosts if h in topology.controllers or h in topology.spares):
+        lines.append(f"  server {controller.name} {layout.address(controller)}:{topology.apiserver.port}"
+                     + (" disabled" if controller in topology.spares or controller.retiring else ""))
     return "\n".join(lines) + "\n"
 
 

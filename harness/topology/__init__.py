@@ -24,6 +24,9 @@ class Host(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,11}$", description="short DNS-style name (used in interface names)")
     roles: list[Role] = Field(min_length=1)
     address: ipaddress.IPv4Address | None = None
+    # set by a scale-down (harness/lifecycle/scale.py) in the run's copy: the controller is leaving, so no apiserver is
+    # configured to use its etcd member any more, and the load balancer's entry for it is disabled
+    retiring: bool = False
 
 
 class Network(Strict):
@@ -167,7 +170,8 @@ class Topology(Strict):
         if not self.controllers:
             raise ValueError("no host has the controller role; fix: add at least one host with roles: [controller]")
         members = len(self.etcd_hosts)
-        if members % 2 == 0 and not self.etcd.allow_even_members:
+        # a topology with spare hosts passes through even counts while it scales (3, 4, 5 and back)
+        if members % 2 == 0 and not self.etcd.allow_even_members and not self.spares:
             raise ValueError(
                 f"{members} etcd members: an even count tolerates no more failures than one member less; "
                 f"fix: use {members + 1} members, or set etcd.allow_even_members: true to test exactly that"
@@ -190,8 +194,14 @@ class Topology(Strict):
         if split is not None and split not in [h.name for h in self.etcd_hosts]:
             raise ValueError(f"defects.split_etcd_member {split!r} runs no etcd member; fix: name one of "
                              f"{', '.join(h.name for h in self.etcd_hosts)}")
+        odd = [h.name for h in self.hosts if h.retiring and Role.CONTROLLER not in h.roles]
+        if odd:
+            raise ValueError(f"hosts {odd} are retiring but are no controllers; fix: remove retiring: true")
+        if self.spares and any(Role.ETCD in h.roles for h in self.hosts):
+            raise ValueError("spare hosts join as controllers that run an etcd member each, which dedicated etcd hosts "
+                             "rule out; fix: remove the spare hosts or the etcd role")
         for host in self.hosts:
-            for alone in (Role.LOADBALANCER, Role.NODES):
+            for alone in (Role.LOADBALANCER, Role.NODES, Role.SPARE):
                 if alone in host.roles and len(host.roles) > 1:
                     raise ValueError(f"host {host.name}: a {alone.value} host must be a host of its own; "
                                      f"fix: roles: [{alone.value}]")
@@ -213,6 +223,11 @@ class Topology(Strict):
     @property
     def controllers(self) -> list[Host]:
         return [h for h in self.hosts if Role.CONTROLLER in h.roles]
+
+    @property
+    def spares(self) -> list[Host]:
+        """Machines provisioned for the control plane that run nothing yet (Role.SPARE)."""
+        return [h for h in self.hosts if Role.SPARE in h.roles]
 
     @property
     def etcd_hosts(self) -> list[Host]:

@@ -15,6 +15,9 @@ class Role(str, Enum):
     ETCD = "etcd"  # dedicated etcd member
     LOADBALANCER = "loadbalancer"  # HAProxy in front of the apiservers
     NODES = "nodes"  # runs one kwok controller that plays the kubelet of a share of the hollow nodes
+    # a controller's machine, provisioned but running no component: the scale suite joins it to the control plane
+    # (and a scale-down makes a controller a spare again); its address, certificates and LB entry exist from the start
+    SPARE = "spare"
 
 
 class Component(str, Enum):

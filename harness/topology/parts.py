@@ -67,5 +67,8 @@ class Defects(Strict):
     rotation_new_ca_first: bool = Field(
         False, description="this cluster's certificate rotation issues the first host's certificate from a new CA, "
                            "before any client trusts it (the order a rotation must not take)")
+    scale_member_first: bool = Field(
+        False, description="this cluster's scale-down removes each leaving etcd member first, while its apiserver "
+                           "still serves behind the load balancer (the order a scale-down must not take)")
     cpu_limit_m: dict[Component, Annotated[int, Field(ge=10, le=4000)]] = Field(
         default_factory=dict, description="once up, each named component's CPU quota in millicores on every host")
