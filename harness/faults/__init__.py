@@ -1,5 +1,5 @@
 """Faults: each one small class with available/plan/act/undo written against the Target protocol; one family per
-file (component, network, node, etcd, pod). A new fault is one file (docs/design.md)."""
+file (component, network, node, etcd, pod, scale). A new fault is one file (docs/design.md)."""
 
 from harness.faults.base import Fault, Nemesis
 from harness.faults.cert_rotation import RotateCertificate
@@ -12,9 +12,10 @@ from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, Packet
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
 from harness.faults.pod import ContainerKill
 from harness.faults.rollout import Rollout
+from harness.faults.scale import JoinControllers, RetireControllers
 from harness.faults.upgrade import Upgrade
 
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
            "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "ContainerKill", "IsolateLeaseHolder", "Rollout",
-           "Upgrade", "EtcdUpgrade", "RotateCertificate"]
+           "Upgrade", "EtcdUpgrade", "RotateCertificate", "JoinControllers", "RetireControllers"]

@@ -20,7 +20,7 @@ from harness.target.protocol import HostRole, Target
 ETCD = "etcd"
 
 
-def _member_id(target: Target, host: str) -> int | None:
+def member_id(target: Target, host: str) -> int | None:
     return next((mid for mid, name in target.etcd.members().items() if name == host), None)
 
 
@@ -31,7 +31,7 @@ def _other_url(target: Target, host: str) -> str:
     raise FaultError(f"no etcd member other than {host} answers")
 
 
-def _peer_url(target: Target, host: str) -> str:
+def peer_url(target: Target, host: str) -> str:
     return _flag(target.command_line(ETCD, host), "--initial-advertise-peer-urls")
 
 
@@ -42,7 +42,7 @@ def _flag(argv: list[str], name: str) -> str:
     raise FaultError(f"etcd's command line has no {name}", "the member was not started by Quorum")
 
 
-def _reconfigure(target: Target, host: str, path: str, body: dict, applied: Callable[[], bool],
+def change_membership(target: Target, host: str, path: str, body: dict, applied: Callable[[], bool],
                  timeout_s: float = 30.0) -> None:
     """A membership change, retried while etcd refuses it as unsafe (503 "unhealthy cluster": etcd only
     reconfigures when the remaining members have been connected for at least 5 s, e.g. not right after a
@@ -74,12 +74,12 @@ def _settled(applied: Callable[[], bool]) -> bool:
     return False
 
 
-def _stop_member(target: Target, host: str) -> None:
+def stop_member(target: Target, host: str) -> None:
     target.hold(ETCD, host, "SIGKILL")
     wait_for(lambda: target.pid(ETCD, host) is None, 10, what=f"etcd@{host} to stop")
 
 
-def _wipe(target: Target, host: str) -> None:
+def wipe_member(target: Target, host: str) -> None:
     target.exec(host, ["rm", "-rf", "--", target.etcd_data_dir(host)])
 
 
@@ -87,7 +87,7 @@ def _healthy(target: Target, host: str) -> bool:
     return target.component_healthy(ETCD, host)
 
 
-def _member_list(target: Target, host: str) -> list[dict]:
+def member_list(target: Target, host: str) -> list[dict]:
     """The member list as another member sees it; FaultError when none answers."""
     try:
         return target.etcd.post(_other_url(target, host), "/v3/cluster/member/list", {}).get("members", [])
@@ -96,15 +96,15 @@ def _member_list(target: Target, host: str) -> list[dict]:
 
 
 def _peer_listed(target: Target, host: str) -> bool:
-    peer = _peer_url(target, host)
-    return any(peer in m.get("peerURLs", []) for m in _member_list(target, host))
+    peer = peer_url(target, host)
+    return any(peer in m.get("peerURLs", []) for m in member_list(target, host))
 
 
 def _unstarted_member(target: Target, host: str) -> bool:
     """A member added earlier (by a heal that was interrupted) but never started has an empty name."""
-    peer = _peer_url(target, host)
+    peer = peer_url(target, host)
     try:
-        members = _member_list(target, host)
+        members = member_list(target, host)
     except FaultError:  # treated as "not known to be added"
         return False
     return any(peer in m.get("peerURLs", []) and not m.get("name") for m in members)
@@ -120,7 +120,7 @@ class RemoveMember(Fault):
     host: str = ""
 
     def plan(self, target: Target) -> None:
-        member = _member_id(target, self.host)
+        member = member_id(target, self.host)
         if member is None:
             raise FaultError(f"etcd has no member named {self.host}")
         self.captured["member_id"] = str(member)
@@ -128,20 +128,20 @@ class RemoveMember(Fault):
     def act(self, target: Target) -> None:
         # removed while it runs (etcd refuses a removal the remaining members could not survive, and says so), then
         # stopped and held: a removed member exits by itself, and restarted meanwhile it would only exit again
-        _reconfigure(target, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]},
+        change_membership(target, self.host, "/v3/cluster/member/remove", {"ID": self.captured["member_id"]},
                      applied=lambda: not _peer_listed(target, self.host))
-        _stop_member(target, self.host)
+        stop_member(target, self.host)
 
     def undo(self, target: Target) -> None:
-        if _member_id(target, self.host) is not None and target.pid(ETCD, self.host) and _healthy(target, self.host):
+        if member_id(target, self.host) is not None and target.pid(ETCD, self.host) and _healthy(target, self.host):
             target.release(ETCD, self.host)
             return
         members = target.etcd.members()
         if not any(name == self.host for name in members.values()) and not _unstarted_member(target, self.host):
-            _reconfigure(target, self.host, "/v3/cluster/member/add", {"peerURLs": [_peer_url(target, self.host)]},
+            change_membership(target, self.host, "/v3/cluster/member/add", {"peerURLs": [peer_url(target, self.host)]},
                          applied=lambda: _peer_listed(target, self.host))
-        _stop_member(target, self.host)
-        _wipe(target, self.host)
+        stop_member(target, self.host)
+        wipe_member(target, self.host)
         argv = [a.replace("--initial-cluster-state=new", "--initial-cluster-state=existing")
                 for a in target.command_line(ETCD, self.host)]
         target.override_command_line(ETCD, self.host, argv)
@@ -167,14 +167,14 @@ def restore_from_snapshot(target: Target, snapshot: Path) -> None:
     apiservers restarted (their watch caches hold revisions the restored store no longer has)."""
     hosts = target.hosts(HostRole.ETCD)
     for host in hosts:
-        _stop_member(target, host)
-    initial = ",".join(f"{h}={_peer_url(target, h)}" for h in hosts)
+        stop_member(target, host)
+    initial = ",".join(f"{h}={peer_url(target, h)}" for h in hosts)
     token = _flag(target.command_line(ETCD, hosts[0]), "--initial-cluster-token")
     for host in hosts:
-        _wipe(target, host)
+        wipe_member(target, host)
         target.exec(host, [target.tool_path("etcdctl"), "snapshot", "restore", str(snapshot), f"--name={host}",
                            f"--initial-cluster={initial}", f"--initial-cluster-token={token}",
-                           f"--initial-advertise-peer-urls={_peer_url(target, host)}",
+                           f"--initial-advertise-peer-urls={peer_url(target, host)}",
                            f"--data-dir={target.etcd_data_dir(host)}"], timeout=60)
     for host in hosts:
         target.restore_command_line(ETCD, host)
@@ -208,8 +208,8 @@ class LoseQuorumForGood(Fault):
 
     def act(self, target: Target) -> None:
         for host in self.hosts:
-            _stop_member(target, host)
-            _wipe(target, host)
+            stop_member(target, host)
+            wipe_member(target, host)
 
     def undo(self, target: Target) -> None:
         snapshot = Path(self.captured.get("snapshot", ""))

@@ -31,6 +31,7 @@ STATIC = "scenarios/static_pods/test_static_pods.py"
 LIFECYCLE = "scenarios/lifecycle/test_upgrade.py"
 ETCD_UPGRADE = "scenarios/lifecycle/test_etcd_upgrade.py::test_a_member_by_member_*"
 ROTATION = "scenarios/lifecycle/test_cert_rotation.py::*"
+SCALE = "scenarios/lifecycle/test_scale.py::*"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 SLO_CLASSES = ("mutating", "get", "list_namespace", "list_cluster")
 
@@ -62,12 +63,12 @@ MEASURES = {spec.name: spec for spec in (
            "scenarios/bandwidth/test_bandwidth.py::test_the_api_stays_available_when_a_controller_link_is_slow",
            f"{STATIC}::test_a_corrupted*", f"{STATIC}::test_a_control_plane_node_partitioned*",
            f"{LOAD}::test_killing_one_apiserver_under_load", f"{LOAD}::test_partitioning_one_etcd_member_under_load",
-           f"{LIFECYCLE}::test_a_rolling_upgrade_*", f"{LIFECYCLE}::test_an_upgrade_*", ETCD_UPGRADE, ROTATION],
-          higher_is_better=True),
+           f"{LIFECYCLE}::test_a_rolling_upgrade_*", f"{LIFECYCLE}::test_an_upgrade_*", ETCD_UPGRADE, ROTATION,
+           SCALE], higher_is_better=True),
     _spec("lost_writes", "count", "acknowledged writes missing at the end",
           [f"{SELF_HEALING}*", f"{ETCD}::test_writes_*", f"{ETCD}::test_without_*",
            f"{ETCD}::test_a_partitioned_*", f"{ETCD}::test_a_removed_*", f"{ETCD}::test_disaster_*",
-           f"{LIFECYCLE}::test_a_rolling_upgrade_*", f"{LIFECYCLE}::test_an_upgrade_*", ETCD_UPGRADE, ROTATION]),
+           f"{LIFECYCLE}::test_a_rolling_upgrade_*", f"{LIFECYCLE}::test_an_upgrade_*", ETCD_UPGRADE, ROTATION, SCALE]),
     _spec("api_p99_s", "s", "an API call class's worst p99 under load (in the apiservers; at the client under a fault)",
           [f"{LOAD}::*"], subjects=SLO_CLASSES),
     _spec("pod_startup_s", "s", "the p99 of pods' creation to Running as a watch reports it, on hollow nodes",

@@ -24,6 +24,7 @@ class Capability(str, Enum):
     STATIC_PODS = "static-pods"
     SELF_HOSTED = "self-hosted"
     RELEASES = "releases"
+    SCALE = "scale"
 
     @property
     def meaning(self) -> str:
@@ -52,4 +53,7 @@ MEANING = {
                             "keeps on each control-plane node's disk",
     Capability.RELEASES: "run a control-plane component or an etcd member from another release's binaries, which "
                          "every host sees at the toolchain cache's path",
+    Capability.SCALE: "join a spare host to the control plane and make a controller a spare again (its components "
+                      "configured or removed, the other apiservers' command lines rewritten, the load balancer "
+                      "reconfigured without a restart)",
 }

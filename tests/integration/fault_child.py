@@ -3,6 +3,7 @@
     python -m tests.integration.fault_child <run_dir> <mode> [host]
     mode: journal-only | with-block (ha3 on the process backend: a partition and a pause);
           rotation (ha3: c1's apiserver serving certificate and c2's etcd peer certificate rotated);
+          scale (ha3-scale: the spare c4 joined as a controller; one fault only);
           keepers (any target, e.g. a remote one: kube-scheduler@host held, kube-controller-manager@host's flags
           overridden)
 Prints READY once the faults are in place, then sleeps until it is killed.
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from harness.backends import registry
 from harness.faults import ModifyFlags, Nemesis, Partition, Pause, RotateCertificate, Stop
+from harness.faults.scale import JoinControllers
 from harness.faults.signals import heal_on_signals
 
 cluster = registry.open_target(Path(sys.argv[1]))
@@ -24,6 +26,11 @@ if sys.argv[2] == "keepers":
               ModifyFlags(component=f"kube-controller-manager@{host}", add={"--v": "3"})]
 elif sys.argv[2] == "rotation":
     faults = [RotateCertificate(component="kube-apiserver@c1"), RotateCertificate(component="etcd@c2")]
+elif sys.argv[2] == "scale":
+    with heal_on_signals(nemesis), nemesis.fault(JoinControllers(hosts=["c4"])):
+        print("READY", flush=True)
+        time.sleep(600)
+    sys.exit(0)
 else:
     faults = [Partition(side_a=["c1"], side_b=["c2", "c3"]), Pause(component="kube-scheduler@c2")]
 with heal_on_signals(nemesis):

@@ -57,6 +57,9 @@ CASES = [
     # a rotation that issues the first host's certificate from a new CA: that listener serves what no client trusts
     ("rotation-ca-first", "scenarios/lifecycle/test_cert_rotation.py", "rotated",
      "serves a certificate its clients do not trust"),
+    # a scale-down that removes each leaving etcd member while its apiserver still serves behind the load balancer
+    ("scale-member-first", "scenarios/lifecycle/test_scale.py", "join_then_two_leave",
+     "etcd member removed': the load balancer sends clients to"),
     # schedulers starved of CPU by their limit: pods wait to be bound
     ("scheduler-cpu-starved", "scenarios/load/test_pod_startup.py", "stateless", "[pod-startup-slo: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')

@@ -38,13 +38,13 @@ def any_member_answers(monkeypatch):
 
 def test_a_lost_answer_whose_change_took_effect_is_not_sent_again(tmp_path):
     gateway = LosingFirstAnswer()
-    etcd_faults._reconfigure(scripted(tmp_path, gateway), "c3", "/v3/cluster/member/add", {}, applied=lambda: True)
+    etcd_faults.change_membership(scripted(tmp_path, gateway), "c3", "/v3/cluster/member/add", {}, applied=lambda: True)
     assert gateway.calls == 1
 
 
 def test_a_lost_answer_whose_change_did_not_take_effect_is_sent_again(tmp_path):
     gateway = LosingFirstAnswer()
-    etcd_faults._reconfigure(scripted(tmp_path, gateway), "c3", "/v3/cluster/member/add", {}, applied=lambda: False)
+    etcd_faults.change_membership(scripted(tmp_path, gateway), "c3", "/v3/cluster/member/add", {}, applied=lambda: False)
     assert gateway.calls == 2
 
 
@@ -53,4 +53,4 @@ def test_a_refusal_other_than_unhealthy_cluster_is_a_fault_error(tmp_path):
     response.status_code = 400
     gateway = LosingFirstAnswer(then=requests.HTTPError("bad request", response=response))
     with pytest.raises(FaultError, match="refused /v3/cluster/member/add for c3"):
-        etcd_faults._reconfigure(scripted(tmp_path, gateway), "c3", "/v3/cluster/member/add", {}, applied=lambda: False)
+        etcd_faults.change_membership(scripted(tmp_path, gateway), "c3", "/v3/cluster/member/add", {}, applied=lambda: False)

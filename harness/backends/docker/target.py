@@ -21,7 +21,8 @@ class DockerTarget(ProcessTarget):
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
-        return ProcessTarget.capabilities() | {Capability.NODE_POWER, Capability.NODE_DISCONNECT}
+        # a host container's keepers are started by the container's own command, which a join does not rerun yet
+        return (ProcessTarget.capabilities() - {Capability.SCALE}) | {Capability.NODE_POWER, Capability.NODE_DISCONNECT}
 
     def container(self, host: str) -> str:
         self.topology.host(host)  # KeyError naming the hosts

@@ -45,9 +45,9 @@ class FakeTarget(Target):
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
         """What the model models: every fault's operations, not what only a real cluster has (its supervisor's
-        record, its files, pods, hollow nodes, iperf3)."""
+        record, its files, pods, hollow nodes, iperf3, a shape that changes)."""
         return frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
-                                        Capability.HOST_BANDWIDTH, Capability.PODS, Capability.STATIC_PODS}
+                                        Capability.HOST_BANDWIDTH, Capability.PODS, Capability.STATIC_PODS, Capability.SCALE}
 
     # ---- the model -----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import testinfra.host
 
 from harness.backends.process.hostinfra import NamespaceBackend
+from harness.backends.process.membership import Membership
 from harness.backends.process.processes import cmdline, pids_in_netns, send
 from harness.backends.process.supervisor import Control
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
@@ -42,7 +43,7 @@ def layout_for(topology: Topology, run_dir: Path) -> Layout:
     return Layout(topology, run_dir, Toolchain(topology.kubernetes).path)
 
 
-class ProcessTarget(Target):
+class ProcessTarget(Membership, Target):
     BACKEND_NAME = "process"
     topology: Topology
 
@@ -57,7 +58,7 @@ class ProcessTarget(Target):
         return frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
                           Capability.SHAPE, Capability.SUPERVISOR, Capability.LB_ADMIN, Capability.RUN_FILES,
                           Capability.ETCD_DATA, Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH,
-                          Capability.RELEASES})
+                          Capability.RELEASES, Capability.SCALE})
 
     # ---- identity ------------------------------------------------------------------------------
 
@@ -354,7 +355,9 @@ class ProcessTarget(Target):
         if lb is None:
             raise ClusterError(f"topology {self.topology.name} has no load balancer host",
                                "add a host with roles: [loadbalancer] (clusters/ha3.yaml has one)")
-        return server_states(haproxy_component.admin_socket(self.layout, lb))
+        controllers = set(self.hosts(HostRole.CONTROLLER))  # a spare host's server waits in maintenance
+        return {server: state for server, state in server_states(haproxy_component.admin_socket(self.layout, lb)).items()
+                if server in controllers}
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         done = []

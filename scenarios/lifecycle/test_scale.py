@@ -1,0 +1,68 @@
+"""Control-plane scale under fire (seed 003's scale up and down; issue #24): two spare hosts joined as controllers,
+then two controllers retired, the etcd leader's host and the lease holders' first, while clients read through the
+load balancer and write through the API and to etcd. Needs a topology with two spare hosts
+(clusters/ha3-scale.yaml); the nemesis puts the cluster back in its built shape afterwards."""
+
+import time
+
+import pytest
+
+from harness.checkers import availability, durability
+from harness.checkers.membership import membership_agreed
+from harness.faults.scale import JoinControllers, RetireControllers
+from harness.objectives.measurement import from_verdict
+from harness.scenario import explain_all, judge
+from harness.scenario.rollout import settle
+from harness.target.capabilities import Capability
+from harness.target.protocol import HostRole
+from harness.thresholds import AVAILABILITY_PCT
+
+pytestmark = pytest.mark.requires(Capability.SCALE)
+GROW = 2  # a 3-controller cluster to 5 and back: etcd's quorum is 2, then 3, then 2 again
+
+
+def leaving_first(cluster) -> list[str]:
+    """The controllers to retire: the etcd leader's host, then the lease holders' hosts, then others, GROW of them."""
+    controllers = cluster.hosts(HostRole.CONTROLLER)
+    first = [cluster.etcd.leader(), *cluster.lease_holders().values(), *controllers]
+    return list(dict.fromkeys(h for h in first if h in controllers))[:GROW]
+
+
+@pytest.mark.destructive
+def test_two_controllers_join_then_two_leave_including_the_leaders_without_an_outage(
+        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history):
+    """Join two spare hosts (each etcd member a learner until etcd accepts its promotion, its apiserver in the load
+    balancer's rotation only once it is ready), then retire two controllers, the etcd leader's host and the lease
+    holders' first (each out of rotation, stopped, no apiserver using its member, the member removed). Reads through
+    the LB stay >= 99.5 % available; no acknowledged write is lost; after every step the load balancer sends clients
+    only to hosts with an etcd voter, the voters and lease holders are controllers, and once a step settles, voters,
+    rotation and controllers are the same hosts and every lease is held."""
+    spares = cluster.spare_hosts()
+    if len(spares) < GROW:
+        pytest.skip(f"needs {GROW} spare hosts (roles: [spare]); this topology has {spares or 'none'}: use "
+                    "clusters/ha3-scale.yaml")
+    started = time.monotonic()
+    join = nemesis.inject(JoinControllers(hosts=spares[:GROW]))
+    joined_s = time.monotonic() - started
+    leaving = leaving_first(cluster)
+    defects = getattr(getattr(cluster, "topology", None), "defects", None)
+    steps = [join]
+    if "stopped" not in join.captured:  # a scale stops at a step that leaves the memberships out of line
+        steps.append(nemesis.inject(RetireControllers(hosts=leaving,
+                                                      member_first=bool(defects and defects.scale_member_first))))
+    retired_s = time.monotonic() - started - joined_s
+    settle(cluster, rolling_change_prober)
+    etcd_writer.stop()
+    kube_writer.stop()
+    api, writes = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT), durability(history, system="kube")
+    shapes = [shape for step in steps for shape in step.captured["shapes"]]
+    for shape in shapes:
+        history.event("membership", **{k: v for k, v in shape.items() if k != "at"})
+    verdicts = judge(
+        history, api, durability(history, system="etcd"), writes, membership_agreed(shapes),
+        figures={"joined": spares[:GROW], "retired": leaving, "join_s": round(joined_s, 1),
+                 "retire_s": round(retired_s, 1), "controllers_after": cluster.hosts(HostRole.CONTROLLER),
+                 "stopped": [step.captured["stopped"] for step in steps if "stopped" in step.captured]},
+        measures=[from_verdict("availability_pct", api, "availability_pct"),
+                  from_verdict("lost_writes", writes, "lost")])
+    assert all(verdicts), explain_all(verdicts)

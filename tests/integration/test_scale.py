@@ -1,0 +1,66 @@
+"""Control-plane scale on the process backend (clusters/ha3-scale.yaml: three controllers and two spare hosts; issue
+#24). The scale suite passes on it, run as a user runs it, and the nemesis puts the cluster back in its built shape;
+a harness killed with SIGKILL after a join leaves a journal from which `quorum heal` retires the joined host again.
+The suite's twin, which removes members before their apiservers stop serving, is in test_defect_twins.py."""
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from harness.backends import registry
+from harness.faults.etcd import member_list
+from harness.run import owner
+from harness.target.protocol import HostRole
+from tests.integration.conftest import CLUSTERS, ROOT, running
+
+TOPOLOGY = CLUSTERS / "ha3-scale.yaml"
+BUILT = ["c1", "c2", "c3"]
+
+
+@pytest.fixture(scope="module")
+def ha3_scale(tmp_path_factory):
+    with running(TOPOLOGY, tmp_path_factory.mktemp("ha3-scale") / "run") as cluster:
+        yield cluster
+
+
+def _in_built_shape(run_dir) -> None:
+    """Controllers, etcd voters and the load balancer's rotation are the built ones; the spares are spares again."""
+    cluster = registry.open_target(run_dir)  # the run's topology as it is now, not as this process loaded it
+    assert cluster.hosts(HostRole.CONTROLLER) == BUILT and cluster.spare_hosts() == ["c4", "c5"]
+    members = member_list(cluster, "")
+    assert sorted((m["name"], bool(m.get("isLearner"))) for m in members) == [(h, False) for h in BUILT], members
+    assert cluster.lb_server_states() == {h: "UP" for h in BUILT}
+    assert not (cluster.run_dir / "components" / "etcd@c4").exists()
+    assert cluster.problems() == []
+
+
+def test_the_scale_suite_passes_and_the_cluster_ends_as_it_was_built(ha3_scale, tmp_path):
+    owner.release(ha3_scale.run_dir)  # the suite's session claims the cluster while it runs
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "scenarios/lifecycle/test_scale.py", f"--topology={ha3_scale.run_dir / 'topology.yaml'}",
+             "--keep-cluster", f"--run-dir={ha3_scale.run_dir}", f"--history-dir={tmp_path / 'histories'}",
+             "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
+            cwd=ROOT, capture_output=True, text=True, timeout=900)
+    finally:
+        owner.claim(ha3_scale.run_dir)
+    assert result.returncode == 0 and "1 passed" in result.stdout.splitlines()[-1], result.stdout[-4000:]
+    history = "".join(path.read_text() for path in (tmp_path / "histories").glob("*.jsonl"))
+    assert '"checker": "membership", "status": "pass"' in history
+    _in_built_shape(ha3_scale.run_dir)
+
+
+def test_a_join_killed_with_sigkill_is_undone_by_quorum_heal(ha3_scale):
+    child = subprocess.Popen([sys.executable, "-m", "tests.integration.fault_child", str(ha3_scale.run_dir), "scale"],
+                             cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "READY"
+    joined = registry.open_target(ha3_scale.run_dir)
+    assert joined.hosts(HostRole.CONTROLLER) == [*BUILT, "c4"] and joined.lb_server_states().get("c4") == "UP"
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    healed = subprocess.run([sys.executable, "-m", "harness.cli", "heal", "--force", str(ha3_scale.run_dir)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert healed.returncode == 0 and "healed join-controllers" in healed.stdout, healed.stdout + healed.stderr
+    _in_built_shape(ha3_scale.run_dir)
