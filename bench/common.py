@@ -6,6 +6,7 @@ import json
 import platform
 import os
 import re
+import statistics
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,6 +17,15 @@ BENCHMARKS_MD = ROOT / "docs" / "benchmarks.md"
 
 def machine() -> str:
     return f"{os.cpu_count()} cores, {platform.machine()}, Linux {platform.release()}"
+
+
+TIMING_COLUMNS = ["what", "samples", "median_s", "min_s", "max_s"]
+
+
+def spread(name: str, seconds: list[float]) -> dict:
+    """A row of TIMING_COLUMNS: how many samples of `name`, their median, min and max."""
+    return {"what": name, "samples": len(seconds), "median_s": round(statistics.median(seconds), 1),
+            "min_s": round(min(seconds), 1), "max_s": round(max(seconds), 1)}
 
 
 def write_results(name: str, rows: list[dict], columns: list[str], title: str, notes: str = "",

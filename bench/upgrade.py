@@ -8,7 +8,6 @@ built here (process backend unless --backend), upgraded and rolled back --runs t
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import ROOT, write_results  # noqa: E402
+from common import ROOT, TIMING_COLUMNS, spread, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
 from harness.errors import QuorumError  # noqa: E402
@@ -25,11 +24,6 @@ from harness.faults import Nemesis  # noqa: E402
 from harness.lifecycle.upgrade import roll_back_upgrade, rolling_upgrade  # noqa: E402
 from harness.toolchain.versions import UPGRADE_TO, Version, kubernetes_version  # noqa: E402
 from harness.waiting import eventually  # noqa: E402
-
-
-def spread(name: str, seconds: list[float]) -> dict:
-    return {"what": name, "samples": len(seconds), "median_s": round(statistics.median(seconds), 1),
-            "min_s": round(min(seconds), 1), "max_s": round(max(seconds), 1)}
 
 
 def main() -> None:
@@ -66,13 +60,13 @@ def main() -> None:
             registry.down(Path(scratch) / "run")
     rows = [spread(f"one {component} step", seconds) for component, seconds in steps.items()]
     rows += [spread("the whole upgrade", upgrades), spread("the whole rollback", rollbacks)]
-    write_results("upgrade", rows, ["what", "samples", "median_s", "min_s", "max_s"],
+    write_results("upgrade", rows, TIMING_COLUMNS,
                   f"Rolling upgrade to {to} ({args.backend} backend, {Path(args.topology).name})",
                   notes="A step ends when the component is ready on the new release and, for a leader-elected one, "
                         "its lease is held by a running process other than the one the step restarted "
                         "(docs/lifecycle.md). An apiserver step includes its shutdown delay (8 s on ha3). No load "
-                        "runs meanwhile (the lifecycle suite's figures are under load). Control-plane scale up and "
-                        "down is not built yet.")
+                        "runs meanwhile (the lifecycle suite's figures are under load). bench/scale.py times "
+                        "control-plane scale.")
 
 
 if __name__ == "__main__":
