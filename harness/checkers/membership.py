@@ -23,7 +23,8 @@ def disagreements(shape: dict) -> list[str]:
         if voters != controllers:
             found.append(f"etcd's voters {sorted(voters)} are not the controllers {sorted(controllers)}")
         if rotation != controllers:
-            found.append(f"the load balancer's rotation {sorted(rotation)} is not the controllers {sorted(controllers)}")
+            found.append(f"the load balancer's rotation {sorted(rotation)} is not the controllers "
+                         f"{sorted(controllers)}")
         found += [f"{host} is still an etcd learner" for host in shape.get("learners", [])]
         found += [f"the {lease} lease has no holder" for lease, host in sorted(holders.items()) if host is None]
     return found

@@ -43,7 +43,7 @@ def _flag(argv: list[str], name: str) -> str:
 
 
 def change_membership(target: Target, host: str, path: str, body: dict, applied: Callable[[], bool],
-                 timeout_s: float = 30.0) -> None:
+                      timeout_s: float = 30.0) -> None:
     """A membership change, retried while etcd refuses it as unsafe (503 "unhealthy cluster": etcd only
     reconfigures when the remaining members have been connected for at least 5 s, e.g. not right after a
     partition healed) or while the answer is lost (a read timeout during a leader change). A change is

@@ -1,5 +1,5 @@
 """What a target offers to grow its control plane onto spare hosts and shrink it back (Capability.SCALE). The order
-of the steps, etcd's membership and the checks between steps are the lifecycle's (harness/lifecycle/scale.py);
+of the steps, etcd's membership and the checks between steps are the scale faults' (harness/faults/scale.py);
 a target only says how a host's components come to exist or stop existing, and how its load balancer's rotation
 changes without a restart."""
 

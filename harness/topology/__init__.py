@@ -24,7 +24,7 @@ class Host(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,11}$", description="short DNS-style name (used in interface names)")
     roles: list[Role] = Field(min_length=1)
     address: ipaddress.IPv4Address | None = None
-    # set by a scale-down (harness/lifecycle/scale.py) in the run's copy: the controller is leaving, so no apiserver is
+    # set by a scale-down (harness/faults/scale.py) in the run's copy: the controller is leaving, so no apiserver is
     # configured to use its etcd member any more, and the load balancer's entry for it is disabled
     retiring: bool = False
 

@@ -40,9 +40,9 @@ def test_the_scale_suite_passes_and_the_cluster_ends_as_it_was_built(ha3_scale, 
     owner.release(ha3_scale.run_dir)  # the suite's session claims the cluster while it runs
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "scenarios/lifecycle/test_scale.py", f"--topology={ha3_scale.run_dir / 'topology.yaml'}",
-             "--keep-cluster", f"--run-dir={ha3_scale.run_dir}", f"--history-dir={tmp_path / 'histories'}",
-             "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
+            [sys.executable, "-m", "pytest", "scenarios/lifecycle/test_scale.py",
+             f"--topology={ha3_scale.run_dir / 'topology.yaml'}", "--keep-cluster", f"--run-dir={ha3_scale.run_dir}",
+             f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
             cwd=ROOT, capture_output=True, text=True, timeout=900)
     finally:
         owner.claim(ha3_scale.run_dir)
