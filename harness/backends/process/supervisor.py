@@ -171,6 +171,10 @@ class Keeper:
         self._flag("keeper.pid").write_text(str(os.getpid()))
         backoff = self.spec.backoff_s
         self._consume_kick()
+        if self._flag("hold").exists():  # configured held (a host a scale joins): its first start waits for a release
+            self._event("held", reason="hold")
+            while not self.stopping and not self._consume_kick():
+                time.sleep(POLL_S)
         while not self.stopping:
             started = time.monotonic()
             self._start()

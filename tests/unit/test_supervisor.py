@@ -1,0 +1,55 @@
+"""Quorum's keeper (harness/backends/process/supervisor.py) as a scale uses it: a keeper configured held starts
+nothing until it is released, and it runs the command line its spec holds at each start, so a spec rewritten while
+the component runs takes effect at its next start. A real keeper process, its child a real `sleep`."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from harness.backends.process.supervisor import Control, KeeperSpec
+
+
+def _cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+def _eventually(condition, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_keeper_configured_held_starts_its_component_only_when_released_and_reads_its_line_at_each_start(tmp_path):
+    control = tmp_path / "components" / "thing@h1"
+    spec = KeeperSpec(component_id="thing@h1", argv=["sleep", "300"], netns="", hostname="", policy="always",
+                      backoff_s=0.1, max_backoff_s=0.1, log=str(tmp_path / "thing.log"),
+                      events=str(tmp_path / "events.jsonl"))
+    spec.save(control)
+    keeper = Control(control)
+    keeper.hold()
+    process = subprocess.Popen([sys.executable, "-m", "harness.backends.process.supervisor", str(control)],
+                               start_new_session=True)
+    try:
+        assert _eventually(lambda: (control / "keeper.pid").exists())
+        time.sleep(1.0)
+        assert keeper.child_pid() is None, "a held keeper started its component"
+        keeper.release()
+        keeper.kick()
+        assert _eventually(lambda: keeper.child_pid() is not None)
+        first = keeper.child_pid()
+        assert _cmdline(first) == ["sleep", "300"]
+        replace(spec, argv=["sleep", "301"]).save(control)  # what a scale's reconfigure does, then a restart
+        os.kill(first, signal.SIGKILL)
+        assert _eventually(lambda: keeper.child_pid() not in (None, first))
+        assert _cmdline(keeper.child_pid()) == ["sleep", "301"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(20)
+    assert keeper.child_pid() is None
