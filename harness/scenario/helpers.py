@@ -27,6 +27,26 @@ def least_restarted_host(cluster: Target, component: Component) -> str:
     return min(hosts, key=lambda host: cluster.restarts(component, host))
 
 
+# Quorum's supervisor resets a component's restart back-off after a run this long (harness/backends/process/
+# supervisor.py, STABLE_AFTER_S, as the kubelet does); a component killed sooner restarts after a doubled back-off
+SUPERVISOR_STABLE_AFTER_S = 30.0
+
+
+def wait_back_off_reset(cluster: Target, component_id: str) -> float:
+    """Wait until a supervised component's last start is SUPERVISOR_STABLE_AFTER_S old, so that a kill meets its
+    first back-off, not one an exit just before the scenario doubled (seen in CI: a controller-manager that lost its
+    lease and exited by itself 20 s before its kill); the seconds waited (0 for a target without the supervisor)."""
+    events = cluster.supervisor_events()
+    if events is None or not events.exists():
+        return 0.0
+    starts = [record["t"] for line in events.read_text().splitlines() if line.strip()
+              for record in [json.loads(line)] if record.get("component") == component_id
+              and record.get("event") == "start"]
+    wait = max(0.0, starts[-1] + SUPERVISOR_STABLE_AFTER_S - time.monotonic()) if starts else 0.0
+    time.sleep(wait)
+    return wait
+
+
 def wait_healthy(cluster: Target, component_id: str, timeout_s: float, since: float | None = None) -> float | None:
     """Seconds from `since` (monotonic; default now) until the component ('<component>@<host>') passes its own
     health check, or None if it did not within timeout_s of `since`."""

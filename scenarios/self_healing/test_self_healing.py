@@ -8,6 +8,7 @@ from harness.checkers import availability, durability, restart_accounting
 from harness.faults import Kill
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, least_restarted_host, judge, wait_healthy
+from harness.scenario.helpers import wait_back_off_reset
 from harness.target.capabilities import Capability
 from harness.thresholds import AVAILABILITY_PCT
 from harness.topology import Component
@@ -33,6 +34,7 @@ def test_a_killed_component_comes_back(cluster, nemesis, api_prober, etcd_writer
     target = f"{component.value}@{host}"
     recovered, budgets = [], []
     earlier = cluster.restarts(component, host)  # a crash back-off counts the restarts the cluster already made
+    wait_back_off_reset(cluster, target)
     for kill in range(1, profile.repeats + 1):
         started = time.monotonic()
         budgets.append(cluster.restart_budget_s(component, kill=kill, earlier_restarts=earlier))

@@ -53,3 +53,10 @@ def test_a_keeper_configured_held_starts_its_component_only_when_released_and_re
         process.send_signal(signal.SIGTERM)
         process.wait(20)
     assert keeper.child_pid() is None
+
+
+def test_the_scenarios_wait_for_the_back_off_reset_the_supervisor_applies():
+    from harness.backends.process import supervisor
+    from harness.scenario.helpers import SUPERVISOR_STABLE_AFTER_S
+
+    assert SUPERVISOR_STABLE_AFTER_S == supervisor.STABLE_AFTER_S
