@@ -27,6 +27,13 @@ def least_restarted_host(cluster: Target, component: Component) -> str:
     return min(hosts, key=lambda host: cluster.restarts(component, host))
 
 
+def twin_defect(cluster: Target, name: str) -> bool:
+    """Whether the cluster is a broken twin with this defect switched on (topology `defects:`); a target with no
+    topology (a cluster Quorum did not build) has none."""
+    defects = getattr(getattr(cluster, "topology", None), "defects", None)
+    return bool(defects is not None and getattr(defects, name))
+
+
 # Quorum's supervisor resets a component's restart back-off after a run this long (harness/backends/process/
 # supervisor.py, STABLE_AFTER_S, as the kubelet does); a component killed sooner restarts after a doubled back-off
 SUPERVISOR_STABLE_AFTER_S = 30.0

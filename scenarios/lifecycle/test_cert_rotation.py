@@ -12,6 +12,7 @@ from harness.lifecycle.cert_rotation import rolling_rotation, rotation_order
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge
 from harness.scenario.certificates import served_certificates
+from harness.scenario.helpers import twin_defect
 from harness.target.capabilities import Capability
 from harness.thresholds import AVAILABILITY_PCT
 
@@ -31,8 +32,7 @@ def test_every_peer_and_serving_certificate_is_rotated_one_host_at_a_time_withou
     rotated listener serves a certificate other than before, and every listener's is trusted. The old certificates are put back
     afterwards (the nemesis heals the rotation)."""
     before = served_certificates(cluster)
-    defects = getattr(getattr(cluster, "topology", None), "defects", None)
-    result = rolling_rotation(cluster, nemesis, new_ca_first=bool(defects and defects.rotation_new_ca_first))
+    result = rolling_rotation(cluster, nemesis, new_ca_first=twin_defect(cluster, "rotation_new_ca_first"))
     after = served_certificates(cluster)
     if result.completed:  # a stopped rotation is judged on what clients saw until it stopped
         time.sleep(max(0.0, rolling_change_prober.started_at + OBSERVE_S - time.monotonic()))

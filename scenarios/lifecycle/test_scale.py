@@ -12,6 +12,7 @@ from harness.checkers.membership import membership_agreed
 from harness.faults.scale import JoinControllers, RetireControllers
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge
+from harness.scenario.helpers import twin_defect
 from harness.scenario.rollout import settle
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
@@ -45,11 +46,10 @@ def test_two_controllers_join_then_two_leave_including_the_leaders_without_an_ou
     join = nemesis.inject(JoinControllers(hosts=spares[:GROW]))
     joined_s = time.monotonic() - started
     leaving = leaving_first(cluster)
-    defects = getattr(getattr(cluster, "topology", None), "defects", None)
     steps = [join]
     if "stopped" not in join.captured:  # a scale stops at a step that leaves the memberships out of line
         steps.append(nemesis.inject(RetireControllers(hosts=leaving,
-                                                      member_first=bool(defects and defects.scale_member_first))))
+                                                      member_first=twin_defect(cluster, "scale_member_first"))))
     retired_s = time.monotonic() - started - joined_s
     settle(cluster, rolling_change_prober)
     etcd_writer.stop()
