@@ -1,6 +1,7 @@
 """Quorum's keeper (harness/backends/process/supervisor.py) as a scale uses it: a keeper configured held starts
 nothing until it is released, and it runs the command line its spec holds at each start, so a spec rewritten while
-the component runs takes effect at its next start. A real keeper process, its child a real `sleep`."""
+the component runs takes effect at its next start; a hold that lands while the keeper waits out a back-off keeps the
+component down. A real keeper process, its child a real `sleep`."""
 
 import os
 import signal
@@ -49,6 +50,33 @@ def test_a_keeper_configured_held_starts_its_component_only_when_released_and_re
         os.kill(first, signal.SIGKILL)
         assert _eventually(lambda: keeper.child_pid() not in (None, first))
         assert _cmdline(keeper.child_pid()) == ["sleep", "301"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(20)
+    assert keeper.child_pid() is None
+
+
+def test_a_hold_that_lands_during_the_back_off_keeps_the_component_down_until_released(tmp_path):
+    """A component that exited by itself, then held while its keeper waits out the back-off (an etcd member that
+    crashed, then held by a fault): the keeper must not start it when the back-off ends."""
+    control = tmp_path / "components" / "thing@h1"
+    KeeperSpec(component_id="thing@h1", argv=["sleep", "300"], netns="", hostname="", policy="always",
+               backoff_s=2.0, max_backoff_s=2.0, log=str(tmp_path / "thing.log"),
+               events=str(tmp_path / "events.jsonl")).save(control)
+    keeper = Control(control)
+    process = subprocess.Popen([sys.executable, "-m", "harness.backends.process.supervisor", str(control)],
+                               start_new_session=True)
+    try:
+        assert _eventually(lambda: keeper.child_pid() is not None)
+        first = keeper.child_pid()
+        os.kill(first, signal.SIGKILL)  # exits by itself: the keeper waits its 2 s back-off
+        assert _eventually(lambda: keeper.child_pid() is None, 1.0)
+        keeper.hold()  # during the back-off
+        time.sleep(3.0)  # past the back-off
+        assert keeper.child_pid() is None, "a component held during its back-off was started"
+        keeper.release()
+        keeper.kick()
+        assert _eventually(lambda: keeper.child_pid() not in (None, first))
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(20)

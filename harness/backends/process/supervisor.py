@@ -158,6 +158,12 @@ class Keeper:
             time.sleep(POLL_S)
         return False
 
+    def _wait_for_kick(self, reason: str) -> None:
+        """Held, or never restarted: wait for a kick (a fault's heal) or the end."""
+        self._event("held", reason=reason)
+        while not self.stopping and not self._consume_kick():
+            time.sleep(POLL_S)
+
     def _consume_kick(self) -> bool:
         try:
             self._flag("kick").unlink()
@@ -172,9 +178,7 @@ class Keeper:
         backoff = self.spec.backoff_s
         self._consume_kick()
         if self._flag("hold").exists():  # configured held (a host a scale joins): its first start waits for a release
-            self._event("held", reason="hold")
-            while not self.stopping and not self._consume_kick():
-                time.sleep(POLL_S)
+            self._wait_for_kick("hold")
         while not self.stopping:
             started = time.monotonic()
             self._start()
@@ -188,14 +192,15 @@ class Keeper:
                 backoff = self.spec.backoff_s
             # held or never restarted: wait for a kick (a fault's heal) or the end
             if self.spec.policy == "never" or self._flag("hold").exists():
-                self._event("held", reason="policy never" if self.spec.policy == "never" else "hold")
-                while not self.stopping and not self._consume_kick():
-                    time.sleep(POLL_S)
+                self._wait_for_kick("policy never" if self.spec.policy == "never" else "hold")
                 continue
             delay = backoff
             kicked = self._sleep(delay)
             if not kicked:
                 backoff = min(max(backoff, 0.1) * 2, self.spec.max_backoff_s)
+            if not kicked and self._flag("hold").exists():  # held while it waited out its back-off: it stays down
+                self._wait_for_kick("hold")
+                continue
             if not self.stopping:
                 self._event("restart", after_s=round(delay, 3), kicked=kicked)
         self._event("stopped")
