@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.backends import registry
 from harness.backends.kind.topology import is_kind_topology
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,6 +145,8 @@ PROVEN_ELSEWHERE = {
                                     "checkpointer_whose_lock_outlives_it_is_never_handed_back_after_it_is_killed",
     "kind-lb-no-health-check": "tests/integration/test_kind_cluster.py::"
                                "test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario",
+    "scale-member-first": "tests/integration/test_scale.py::"
+                          "test_the_same_cluster_removing_members_before_their_apiservers_stop_fails_for_the_twins_reason",
 }
 DEEP = {
     "kind-no-checkpointer": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
@@ -163,6 +166,8 @@ DEEP = {
     "kind-lb-no-health-check": "CI proves the same scenario failing for the same reason on the kind module's cluster "
                                "with its load balancer's health checks removed (test_kind_cluster.py); this builds "
                                "the twin itself (~3 min)",
+    "scale-member-first": "CI proves the same scenario failing for the same reason on ha3-scale with the defect switched "
+                          "on in its run's topology (test_scale.py); this builds the twin itself (~5 min)",
     "kind-restart-never:leader_election": "no-leader-election fails the same two scenarios",
     "kind-restart-never:self_healing": "restart-never fails the same scenario; kind-restart-never:static_pods the "
                                        "same static-pod kill",
@@ -186,17 +191,43 @@ def failure_excerpt(output: str) -> str:
     return "\n".join(errors[:30]) + "\n...\n" + output[-2500:]
 
 
+def run_on_twin(tmp_path: Path, twin: str, *arguments: str, timeout: int) -> subprocess.CompletedProcess:
+    """`pytest ARGUMENTS` on the twin's cluster (tmp_path/run), as a user runs a suite against a topology."""
+    backend = ["--backend=kind"] if is_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml") else []
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *arguments, f"--topology=clusters/defects/{twin}.yaml", *backend,
+         f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider"],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def conformance_failures(tmp_path: Path, twin: str, *arguments: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """The conformance checks on the twin's cluster, and the names of those that failed."""
+    import xml.etree.ElementTree as ElementTree
+
+    junit = tmp_path / "conformance.xml"
+    result = run_on_twin(tmp_path, twin, "scenarios/conformance", f"--junitxml={junit}", "-q", *arguments, timeout=600)
+    failed = {case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")
+              if case.find("failure") is not None or case.find("error") is not None}
+    return result, failed
+
+
 @pytest.mark.parametrize("twin, suite, select, reason", [with_marks(c) for c in CASES],
                          ids=[case_id(c[0], c[1]) for c in CASES])
 def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reason):
-    backend = ["--backend=kind"] if is_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml") else []
     selection = [name if "::" in name else f"{suite}::{name}" for name in select] if isinstance(select, tuple) \
         else [suite, "-k", select]
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", *selection, f"--topology=clusters/defects/{twin}.yaml", *backend,
-         f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
-         "-q", "--no-header", "-rN", "--tb=short"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
+    first_case = next(case for case in CASES if case[0] == twin)
+    # a conformance twin's checks first, on the same build (read-only); the suite's run adopts the cluster
+    kept = ["--keep-cluster"] if twin in CONFORMANCE and (suite, select) == first_case[1:3] else []
+    try:
+        if kept:
+            checked, failed = conformance_failures(tmp_path, twin, *kept)
+            assert checked.returncode == 1, (checked.stdout + checked.stderr)[-2000:]
+            assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
+        result = run_on_twin(tmp_path, twin, *selection, *kept, "-q", "--no-header", "-rN", "--tb=short", timeout=900)
+    finally:
+        if kept:  # kept for the suite's run: taken down here, however the runs ended
+            registry.down(tmp_path / "run")
     output = result.stdout + result.stderr
     assert result.returncode == 1, (f"expected the suite to fail on {twin} (exit 1), got {result.returncode}:\n"
                                     f"{failure_excerpt(output)}")
@@ -232,18 +263,13 @@ CONFORMANCE = {
 }
 
 
-@pytest.mark.parametrize("twin", sorted(CONFORMANCE))
-def test_each_conformance_check_fails_on_its_twin_and_only_there(tmp_path, twin):
-    import xml.etree.ElementTree as ElementTree
+# a twin that also serves a suite has its conformance checks judged in that suite's test, on the same build
+CONFORMANCE_ONLY = sorted(twin for twin in CONFORMANCE if not any(case[0] == twin for case in CASES))
 
-    junit = tmp_path / "junit.xml"
-    backend = ["--backend=kind"] if is_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml") else []
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "scenarios/conformance", f"--topology=clusters/defects/{twin}.yaml", *backend,
-         f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}",
-         "-p", "no:cacheprovider", "-q"], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    failed = {case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")
-              if case.find("failure") is not None or case.find("error") is not None}
+
+@pytest.mark.parametrize("twin", CONFORMANCE_ONLY)
+def test_each_conformance_check_fails_on_its_twin_and_only_there(tmp_path, twin):
+    result, failed = conformance_failures(tmp_path, twin)
     assert result.returncode == 1, (result.stdout + result.stderr)[-2000:]
     assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
     assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"

@@ -60,3 +60,15 @@ def test_ci_keeps_a_kind_twin_for_each_kind_only_suite():
              if case_id(twin, suite) not in DEEP or case_id(twin, suite) in PROVEN_ELSEWHERE}
     assert {"scenarios/static_pods/test_static_pods.py", "scenarios/bandwidth/test_pod_bandwidth.py",
             "scenarios/checkpointer/test_checkpointer.py", "scenarios/checkpointer/test_self_hosted_update.py"} <= in_ci
+
+
+def test_a_conformance_twin_that_serves_a_suite_is_judged_in_that_suites_ci_case():
+    """Its conformance checks run on the same build as its first suite case (test_defect_twins.py), so that case must
+    be one CI runs, or CI would never see those checks fail."""
+    from tests.integration.test_defect_twins import CONFORMANCE_ONLY, DEEP
+
+    shared = set(CONFORMANCE) - set(CONFORMANCE_ONLY)
+    assert shared, "no conformance twin serves a suite: the shared path would be untested"
+    for twin in shared:
+        first = next(case for case in CASES if case[0] == twin)
+        assert case_id(twin, first[1]) not in DEEP, f"{twin}'s conformance checks ride on a deep case"
