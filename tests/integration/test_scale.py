@@ -1,13 +1,15 @@
 """Control-plane scale on the process backend (clusters/ha3-scale.yaml: three controllers and two spare hosts; issue
 #24). The scale suite passes on it, run as a user runs it, and the nemesis puts the cluster back in its built shape;
-a harness killed with SIGKILL after a join leaves a journal from which `quorum heal` retires the joined host again.
-The suite's twin, which removes members before their apiservers stop serving, is in test_defect_twins.py."""
+a harness killed with SIGKILL after a join leaves a journal from which `quorum heal` retires the joined host again;
+and with the defect of the twin scale-member-first switched on (members removed before their apiservers stop
+serving), the suite fails for the twin's reason on this cluster (the twin's own build is its nightly re-proof)."""
 
 import signal
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 from harness.backends import registry
 from harness.faults.etcd import member_list
@@ -36,16 +38,36 @@ def _in_built_shape(run_dir) -> None:
     assert cluster.problems() == []
 
 
-def test_the_scale_suite_passes_and_the_cluster_ends_as_it_was_built(ha3_scale, tmp_path):
-    owner.release(ha3_scale.run_dir)  # the suite's session claims the cluster while it runs
+def _scale_suite(run_dir, histories) -> subprocess.CompletedProcess:
+    """`pytest scenarios/lifecycle/test_scale.py` on this cluster (--keep-cluster), as a user would run it."""
+    owner.release(run_dir)  # the suite's session claims the cluster while it runs
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "scenarios/lifecycle/test_scale.py",
-             f"--topology={ha3_scale.run_dir / 'topology.yaml'}", "--keep-cluster", f"--run-dir={ha3_scale.run_dir}",
-             f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "scenarios/lifecycle/test_scale.py", f"--topology={run_dir / 'topology.yaml'}",
+             "--keep-cluster", f"--run-dir={run_dir}", f"--history-dir={histories}", "-p", "no:cacheprovider", "-q",
+             "--no-header", "-rA", "--tb=short"],
             cwd=ROOT, capture_output=True, text=True, timeout=900)
     finally:
-        owner.claim(ha3_scale.run_dir)
+        owner.claim(run_dir)
+
+
+def _reason(twin: str) -> str:
+    from tests.integration.test_defect_twins import CASES
+
+    return next(reason for name, _, _, reason in CASES if name == twin)
+
+
+def _switch_member_first(run_dir, on: bool) -> None:
+    """The run's topology (the cluster's current shape, harness/backends/process/membership.py) with the defect of
+    the twin scale-member-first switched on or off; a reshape keeps what else the file holds."""
+    path = run_dir / "topology.yaml"
+    data = yaml.safe_load(path.read_text())
+    data.setdefault("defects", {})["scale_member_first"] = on
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_the_scale_suite_passes_and_the_cluster_ends_as_it_was_built(ha3_scale, tmp_path):
+    result = _scale_suite(ha3_scale.run_dir, tmp_path / "histories")
     assert result.returncode == 0 and "1 passed" in result.stdout.splitlines()[-1], result.stdout[-4000:]
     history = "".join(path.read_text() for path in (tmp_path / "histories").glob("*.jsonl"))
     assert '"checker": "membership", "status": "pass"' in history
@@ -63,4 +85,20 @@ def test_a_join_killed_with_sigkill_is_undone_by_quorum_heal(ha3_scale):
     healed = subprocess.run([sys.executable, "-m", "harness.cli", "heal", "--force", str(ha3_scale.run_dir)],
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert healed.returncode == 0 and "healed join-controllers" in healed.stdout, healed.stdout + healed.stderr
+    _in_built_shape(ha3_scale.run_dir)
+
+
+def test_the_same_cluster_removing_members_before_their_apiservers_stop_fails_for_the_twins_reason(ha3_scale, tmp_path):
+    """The twin scale-member-first on this cluster: with its defect switched on, the suite fails for the twin's
+    reason (the scale stops at the first member removed while its apiserver still serves), and the nemesis puts the
+    cluster back in its built shape."""
+    twin = yaml.safe_load((CLUSTERS / "defects" / "scale-member-first.yaml").read_text())
+    assert twin["defects"] == {"scale_member_first": True}
+    _switch_member_first(ha3_scale.run_dir, True)
+    try:
+        result = _scale_suite(ha3_scale.run_dir, tmp_path / "histories")
+    finally:
+        _switch_member_first(ha3_scale.run_dir, False)
+    assert result.returncode == 1 and " failed" in result.stdout.splitlines()[-1], result.stdout[-4000:]
+    assert _reason("scale-member-first") in result.stdout, result.stdout[-4000:]
     _in_built_shape(ha3_scale.run_dir)
