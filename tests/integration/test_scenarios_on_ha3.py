@@ -50,10 +50,19 @@ def run_main_job(tmp_path: Path, selection: list[str], suites: set[str]) -> subp
                           timeout=120)
 
 
+# scenarios the main job leaves to the deep tier: each re-proves, by another input, a verdict another scenario of the
+# main job proves through the same mechanism
+RE_PROOFS = {
+    # the apiserver exits at start, as with [unknown-flag]: the LB meets a refused connection and marks it DOWN alike
+    "scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_flag_is_routed_around"
+    "[missing-certificate]",
+}
+
+
 @pytest.mark.timeout(1800)  # ~10 min
 def test_every_suite_but_the_measuring_ones_passes_on_the_default_topology_and_the_gate_promotes_it(tmp_path):
-    gate = run_main_job(tmp_path, ["scenarios", *(f"--ignore=scenarios/{suite}" for suite in sorted(MEASURING))],
-                        SUITES)
+    gate = run_main_job(tmp_path, ["scenarios", *(f"--ignore=scenarios/{suite}" for suite in sorted(MEASURING)),
+                                   *(f"--deselect={node}" for node in sorted(RE_PROOFS))], SUITES)
     assert gate.returncode == 0, gate.stdout + gate.stderr
     assert "decision: promote" in gate.stdout
 
@@ -64,3 +73,9 @@ def test_the_bandwidth_and_load_suites_pass_on_the_default_topologies_and_the_ga
     gate = run_main_job(tmp_path, [f"scenarios/{suite}" for suite in sorted(MEASURING)], MEASURING)
     assert gate.returncode == 0, gate.stdout + gate.stderr
     assert "decision: promote" in gate.stdout
+
+
+@pytest.mark.deep("the main job proves the same verdict through the same mechanism (RE_PROOFS)")
+@pytest.mark.timeout(900)
+def test_the_scenarios_the_main_job_leaves_to_the_deep_tier_pass_on_the_default_topology(tmp_path):
+    run_main_job(tmp_path, sorted(RE_PROOFS), {"apiserver_flags"})
