@@ -35,17 +35,18 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-2-members", "etcd-slow-election", "restart-never", "slow-links", "slow-leases",
-                      "etcd-split-member", "lb-no-health-check", "no-leader-election", "lb-slow-checks"}
+                      "etcd-split-member", "no-leader-election", "lb-slow-checks"}
 
 
 def process_lane_twins() -> set[str]:
     """The twins whose tests run in the process lane; a twin's tests never split across lanes, since they share
     its topology's subnet. The load suite's twin: API load on 1000 hollow nodes, never two at once, or both would
     judge a starved machine. The conformance checks' twins: short read-only runs that balance the lanes."""
-    from tests.integration.test_defect_twins import CASES, CONFORMANCE
+    from tests.integration.test_defect_twins import CASES, CONFORMANCE_ONLY
 
     loads = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
-    process_conformance = {twin for twin in CONFORMANCE if not twin.startswith("kind-")}  # kind's need Docker
+    # kind's need Docker; a twin that serves a suite too has its conformance checks in that suite's case
+    process_conformance = {twin for twin in CONFORMANCE_ONLY if not twin.startswith("kind-")}
     return loads | process_conformance | PROCESS_LANE_TWINS
 
 
