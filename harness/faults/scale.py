@@ -155,7 +155,8 @@ def join(target: Target, hosts: list[str], shapes: list[dict], *, stop: bool = T
     scalable = cast(Scalable, target)
     before = [h for h in target.hosts(HostRole.CONTROLLER) if h not in hosts]
     for host in hosts:
-        if host in scalable.spare_hosts():
+        # a spare, or a controller whose member a stopped retirement removed: its etcd joins the running cluster
+        if host in scalable.spare_hosts() or _member_of(target, host) is None:
             scalable.join_host(host)
         _join_member(target, host)
         _check(target, shapes, stop, f"{host}: etcd member promoted")

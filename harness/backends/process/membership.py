@@ -33,9 +33,10 @@ class Membership(Scalable):
     def join_host(self, host: str) -> None:
         if host in self.hosts("controller"):  # a retirement that stopped half-way: it stays, its member joins anew
             self._reshape(host, Role.CONTROLLER)
+            # the line of the current shape: etcd checks a joining member's --initial-cluster against its member list
+            joining = [a.replace(*ETCD_JOINS) for a in self.spec(Component.ETCD, host).argv]
             control = self._control(Component.ETCD, host)
-            keeper = control.spec()
-            dataclasses.replace(keeper, argv=[a.replace(*ETCD_JOINS) for a in keeper.argv]).save(control.dir)
+            dataclasses.replace(control.spec(), argv=joining).save(control.dir)
             return
         if host not in self.spare_hosts():
             raise FaultError(f"{host} is not a spare host of {self.topology.name} (spares: "
