@@ -59,16 +59,17 @@ quorum toolchain install --upgrade-target  # the release the lifecycle suite upg
 status=0
 case "$job" in
   tests)
-    # two lanes of independent clusters side by side (tests/conftest.py), with the slowest tests listed to keep
-    # CI short; then, alone, the tests that act on every run of the machine (quorum down --all) or judge
-    # throughput and latency (bandwidth floors, the load suite's SLOs), which the other lane would distort
+    # two lanes of independent clusters side by side and a third of tests without a cluster at a lower priority
+    # (tests/conftest.py), with the slowest tests listed to keep CI short; then, alone, the tests that act on every
+    # run of the machine (quorum down --all) or judge throughput and latency (bandwidth floors, the load suite's
+    # SLOs), which the other lane would distort
     lanes=0 alone=0
     export QUORUM_LANE_LOG; QUORUM_LANE_LOG="$(mktemp)"
     # the docker lane's kind cluster is handed to the alone phase instead of a second build (tests/integration/
     # handoff.py); whatever is left there is taken down when this script exits, however it ends
     export QUORUM_KIND_HANDOFF; QUORUM_KIND_HANDOFF="$(mktemp -d)"
     trap 'if [ ! -e "$QUORUM_KIND_HANDOFF/run/state.json" ] || quorum down "$QUORUM_KIND_HANDOFF/run"; then rm -rf "$QUORUM_KIND_HANDOFF"; fi' EXIT
-    pytest tests -n 2 --durations=25 "$@" || lanes=$?
+    pytest tests -n 3 --durations=25 "$@" || lanes=$?
     cat "$QUORUM_LANE_LOG"; rm -f "$QUORUM_LANE_LOG"  # each lane's span: how to balance them (tests/conftest.py)
     pytest tests --alone --durations=10 -p no:cacheprovider "$@" || alone=$?
     # exit 5 is "selected nothing": fine for one pass (arguments such as -k may leave it empty), not for both

@@ -1,5 +1,7 @@
-"""Two lanes for `./run.sh tests`: pytest-xdist runs them side by side (`-n 2`, scheduled by lane below), each
-lane's tests one after another in file order, so module-scoped clusters stay as they are.
+"""Two lanes for `./run.sh tests`: pytest-xdist runs them side by side (`-n 3`, scheduled by lane below), each
+lane's tests one after another in file order, so module-scoped clusters stay as they are. A third, `background`,
+holds the tests that build no cluster (unit tests, the toolchain's and the report's); its worker runs at nice 10,
+so it takes the CPU the two lanes' clusters leave (none of its verdicts is a timing of a cluster).
 
 Most of CI's time is spent waiting on clusters (availability windows, failover bounds, recovery times) rather
 than computing, so two independent clusters at a time halve the wall time. Independent means: their own
@@ -35,7 +37,7 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-2-members", "etcd-slow-election", "restart-never", "slow-links", "slow-leases",
-                      "etcd-split-member", "no-leader-election", "lb-slow-checks"}
+                      "etcd-split-member", "no-leader-election", "lb-slow-checks", "etcd-no-peer-tls", "rotation-ca-first"}
 
 
 def process_lane_twins() -> set[str]:
@@ -50,9 +52,17 @@ def process_lane_twins() -> set[str]:
     return loads | process_conformance | PROCESS_LANE_TWINS
 
 
+# the tests that build no cluster: a lane of their own, at a lower priority (docs/design.md, CI's time)
+BACKGROUND = {"integration/test_toolchain_install.py", "integration/test_report.py",
+              "integration/test_lifecycle_matrix.py"}
+BACKGROUND_NICE = 10
+
+
 def lane_of(nodeid: str) -> str:
     """The lane of a test, from its node id alone: xdist's controller schedules by node id, without items."""
     path, _, name = nodeid.partition("::")
+    if Path(path).parts[-2:-1] == ("unit",) or "/".join(Path(path).parts[-2:]) in BACKGROUND:
+        return "background"
     if path.endswith("integration/test_defect_twins.py"):
         twin = name.partition("[")[2].rstrip("]").partition(":")[0]  # ids are "twin" or "twin:suite"
         return "process" if twin in process_lane_twins() else "docker"
@@ -75,9 +85,13 @@ _LANE_SPAN: dict[str, list[float]] = {}  # lane -> [first start, last end, secon
 
 
 def pytest_runtest_logstart(nodeid: str, location) -> None:
+    import os
     import time
 
-    span = _LANE_SPAN.setdefault(lane_of(nodeid), [time.time(), time.time(), 0.0])
+    lane = lane_of(nodeid)
+    if lane == "background" and lane not in _LANE_SPAN and os.environ.get("PYTEST_XDIST_WORKER"):
+        os.nice(BACKGROUND_NICE)  # this worker runs the background lane only (one lane per worker)
+    span = _LANE_SPAN.setdefault(lane, [time.time(), time.time(), 0.0])
     span[1] = time.time()
 
 

@@ -72,3 +72,11 @@ def test_a_conformance_twin_that_serves_a_suite_is_judged_in_that_suites_ci_case
     for twin in shared:
         first = next(case for case in CASES if case[0] == twin)
         assert case_id(twin, first[1]) not in DEEP, f"{twin}'s conformance checks ride on a deep case"
+
+
+def test_the_tests_without_a_cluster_run_in_the_background_lane_and_the_others_do_not():
+    assert lane_of("tests/unit/test_topology.py::test_x") == "background"
+    assert lane_of("tests/integration/test_toolchain_install.py::test_x") == "background"
+    assert lane_of("tests/integration/test_report.py::test_x") == "background"
+    assert lane_of("tests/integration/test_faults.py::test_x") == "process"
+    assert lane_of("tests/integration/test_docker_backend.py::test_x") == "docker"
