@@ -59,20 +59,19 @@ def test_a_keeper_configured_held_starts_its_component_only_when_released_and_re
 def test_a_hold_that_lands_during_the_back_off_keeps_the_component_down_until_released(tmp_path):
     """A component that exited by itself, then held while its keeper waits out the back-off (an etcd member that
     crashed, then held by a fault): the keeper must not start it when the back-off ends."""
-    control = tmp_path / "components" / "thing@h1"
+    control, events = tmp_path / "components" / "thing@h1", tmp_path / "events.jsonl"
     KeeperSpec(component_id="thing@h1", argv=["sleep", "300"], netns="", hostname="", policy="always",
-               backoff_s=2.0, max_backoff_s=2.0, log=str(tmp_path / "thing.log"),
-               events=str(tmp_path / "events.jsonl")).save(control)
+               backoff_s=5.0, max_backoff_s=5.0, log=str(tmp_path / "thing.log"), events=str(events)).save(control)
     keeper = Control(control)
     process = subprocess.Popen([sys.executable, "-m", "harness.backends.process.supervisor", str(control)],
                                start_new_session=True)
     try:
         assert _eventually(lambda: keeper.child_pid() is not None)
         first = keeper.child_pid()
-        os.kill(first, signal.SIGKILL)  # exits by itself: the keeper waits its 2 s back-off
-        assert _eventually(lambda: keeper.child_pid() is None, 1.0)
-        keeper.hold()  # during the back-off
-        time.sleep(3.0)  # past the back-off
+        os.kill(first, signal.SIGKILL)  # exits by itself: once the keeper records the exit, it waits its back-off
+        assert _eventually(lambda: events.exists() and '"event": "exit"' in events.read_text())
+        keeper.hold()  # during the 5 s back-off
+        time.sleep(6.0)  # past it
         assert keeper.child_pid() is None, "a component held during its back-off was started"
         keeper.release()
         keeper.kick()
