@@ -457,8 +457,9 @@ LEADERS = "scenarios/leader_election/test_leader_election.py"
 ETCD = "scenarios/etcd/test_etcd_quorum.py"
 # CI's kind smoke: the kind-only static-pod suite. Every kind target operation the other suites use is proven on this
 # cluster by test_the_target_protocol_holds_on_kind and test_a_crashed_member_...: signals, pauses, holds, partitions,
-# the lease holders and the etcd leader read with kubeadm's client pair (what the lease watcher and the etcd writer
-# use), and the conformance run reads etcd's TLS listeners. KIND_DEEP re-runs, nightly, scenarios whose logic the main
+# the lease holders and the etcd leader read with kubeadm's client pair (the pair the lease watcher and the etcd
+# writer connect with; their reads and writes are the same on every backend), and the conformance run reads etcd's
+# TLS listeners. KIND_DEEP re-runs, nightly, scenarios whose logic the main
 # job proves on the process backend and whose kind operations those tests prove: a static pod's kill under the
 # kubelet's back-off, the killed and the paused leader, the partitioned and the killed etcd leader, etcd's TLS
 # (`pytest scenarios --backend kind` runs all). Until 2026-11-28 the killed leader, the partitioned etcd leader and
