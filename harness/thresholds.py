@@ -217,6 +217,21 @@ KUBEADM_APISERVER_LIVENESS_KILL_S = (KUBEADM_LIVENESS_FAILURES - 1) * KUBEADM_LI
 
 
 KUBELET_MAX_CRASH_BACKOFF_S = 300.0  # the back-off doubles per crash up to 5 min (reset after 10 min without one)
+# a crash more than this long after the kubelet's last restart of a container meets no back-off, and starts the
+# doubling afresh (kubelet.go sets the crash-loop Backoff's HasExpiredFunc to 600 s; docs/scenarios.md)
+KUBELET_BACKOFF_RESET_S = 600.0
+
+
+def kubelet_back_off_reset_in_s(restarts: int, started_at: float | None, now: float) -> float:
+    """Seconds until a crash of a static pod's container meets the kubelet's first back-off again: 0 if it was
+    never restarted (no back-off yet), else when its running container is KUBELET_BACKOFF_RESET_S old (the
+    restart that started it was the kubelet's last update of its back-off). A container not running: unknown,
+    so the whole reset."""
+    if restarts == 0:
+        return 0.0
+    if started_at is None:
+        return KUBELET_BACKOFF_RESET_S
+    return min(KUBELET_BACKOFF_RESET_S, max(0.0, started_at + KUBELET_BACKOFF_RESET_S + 1.0 - now))
 
 
 def static_pod_restart_budget_s(component: Component = Component.APISERVER, kill: int = 1, earlier_restarts: int = 0

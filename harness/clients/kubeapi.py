@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 import requests
 
@@ -16,6 +17,15 @@ from harness.clients.health import session
 from harness.pki import Pair
 
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}"
+
+
+@dataclass(frozen=True)
+class PodRestarts:
+    """How often the kubelet restarted a pod's containers, and when the newest of them started (epoch seconds;
+    None: none is running)."""
+
+    restarts: int
+    started_at: float | None
 
 
 @dataclass(frozen=True)
@@ -60,17 +70,20 @@ class ApiClient:
         except requests.RequestException:
             return False
 
-    def mirror_pod_restarts(self, component: str, node: str, timeout: float = 5.0) -> int | None:
-        """How often the kubelet on `node` restarted the static pod `component` (its mirror pod is named
-        <component>-<node>); None when the API does not show that mirror pod."""
+    def mirror_pod(self, component: str, node: str, timeout: float = 5.0) -> PodRestarts | None:
+        """The restarts of the static pod `component` on `node` (its mirror pod is named <component>-<node>); None
+        when the API does not show that mirror pod."""
         try:
             response = self.get(f"/api/v1/namespaces/kube-system/pods/{component}-{node}", timeout)
         except requests.RequestException:
             return None
         if response.status_code != 200:
             return None
-        statuses = response.json().get("status", {}).get("containerStatuses") or []
-        return sum(status.get("restartCount", 0) for status in statuses)
+        return pod_restarts(response.json())
+
+    def mirror_pod_restarts(self, component: str, node: str, timeout: float = 5.0) -> int | None:
+        pod = self.mirror_pod(component, node, timeout)
+        return None if pod is None else pod.restarts
 
     def lease_holder(self, name: str, timeout: float = 2.0) -> LeaseHolder | None:
         try:
@@ -84,3 +97,11 @@ class ApiClient:
         if not identity:
             return None
         return LeaseHolder(identity, spec.get("renewTime"), spec.get("leaseTransitions", 0))
+
+
+def pod_restarts(pod: dict) -> PodRestarts:
+    """A pod object's restart count and its newest running container's start."""
+    statuses = pod.get("status", {}).get("containerStatuses") or []
+    starts = [datetime.fromisoformat(started.replace("Z", "+00:00")).timestamp() for status in statuses
+              if (started := (status.get("state") or {}).get("running", {}).get("startedAt"))]
+    return PodRestarts(sum(status.get("restartCount", 0) for status in statuses), max(starts, default=None))

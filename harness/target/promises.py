@@ -20,6 +20,12 @@ class ConfiguredPromises(ABC):
         """How long after the `kill`-th SIGKILL in a row the component is healthy again, as the cluster's own
         self-healing promises (its restart back-off plus the component's start-up allowance)."""
 
+    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
+        """Seconds until a crash of the component on `host` meets the cluster's first restart back-off again (0:
+        it does now): a back-off that grows with recent restarts (a kubelet's, Quorum's supervisor's) resets only
+        after a long enough run. A keeper whose back-off does not grow (systemd's RestartSec) is always there."""
+        return 0.0
+
     @abstractmethod
     def held_return_s(self, component: Component | str, host: str) -> float:
         """From `release` of the component held on `host` until it answers again, as the cluster's self-healing

@@ -9,7 +9,7 @@ from harness.checkers.recovery import recovered_within
 from harness.faults import IsolateEtcdLeader, LoseQuorumForGood, RemoveMember, Stop
 from harness.monitors.etcd_writer import etcd_client
 from harness.objectives.measurement import from_verdict
-from harness.scenario import explain_all, judge, wait_healthy, wait_recorded
+from harness.scenario import explain_all, judge, wait_all_healthy, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import (etcd_election_s, etcd_leader_change_bound_s, etcd_write_outage_bound_s,
@@ -106,7 +106,8 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
         nemesis.heal(fault)
     healed = time.monotonic()
     return_max_s = {h: cluster.held_return_s("etcd", h) for h in stopped}
-    returned = {h: wait_healthy(cluster, f"etcd@{h}", return_max_s[h], since=healed) for h in stopped}
+    back = wait_all_healthy(cluster, {f"etcd@{h}": return_max_s[h] for h in stopped}, since=healed)
+    returned = {h: back[f"etcd@{h}"] for h in stopped}
     quorum_back = time.monotonic()
     outage_max_s = etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S)
     time.sleep(outage_max_s + 1)

@@ -7,7 +7,7 @@ import pytest
 from harness.checkers import availability, durability, restart_accounting
 from harness.faults import Kill
 from harness.objectives.measurement import Measurement, from_verdict
-from harness.scenario import explain_all, least_restarted_host, judge, wait_healthy
+from harness.scenario import explain_all, least_backed_off_host, judge, wait_healthy
 from harness.scenario.helpers import wait_back_off_reset
 from harness.target.capabilities import Capability
 from harness.thresholds import AVAILABILITY_PCT
@@ -30,11 +30,11 @@ def test_a_killed_component_comes_back(cluster, nemesis, api_prober, etcd_writer
     if component is Component.HAPROXY:
         pytest.skip("the load balancer is a single HAProxy (or not Quorum's to kill): killing it is an outage by "
                     "design, not a redundancy test")
-    host = least_restarted_host(cluster, component)
+    host = least_backed_off_host(cluster, component)
     target = f"{component.value}@{host}"
     recovered, budgets = [], []
     earlier = cluster.restarts(component, host)  # a crash back-off counts the restarts the cluster already made
-    wait_back_off_reset(cluster, target)
+    back_off_wait_s = wait_back_off_reset(cluster, target)
     for kill in range(1, profile.repeats + 1):
         started = time.monotonic()
         budgets.append(cluster.restart_budget_s(component, kill=kill, earlier_restarts=earlier))
@@ -54,7 +54,8 @@ def test_a_killed_component_comes_back(cluster, nemesis, api_prober, etcd_writer
     api, writes = availability(history, threshold_pct=AVAILABILITY_PCT), durability(history, system="etcd")
     verdicts = judge(
         history, *accounting, api, writes,
-        figures={"component": target, "healthy_after_s": recovered, "budget_s": budgets},
+        figures={"component": target, "healthy_after_s": recovered, "budget_s": budgets,
+                 "back_off_wait_s": round(back_off_wait_s, 1)},
         measures=[Measurement("time_to_healthy_s", recovered[0], component.value, budgets[0],
                               "the cluster's restart back-off + the start-up allowance"),
                   from_verdict("availability_pct", api, "availability_pct"),

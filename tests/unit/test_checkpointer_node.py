@@ -269,4 +269,4 @@ def test_a_self_hosted_pods_restarts_while_the_api_is_away_are_unknown_not_a_tra
 
     cluster = types.SimpleNamespace(api=Away(), container=lambda node: f"quorum-x-{node}")
     assert self_hosted.pods(cluster, "kube-apiserver") == []
-    assert self_hosted.restarts(cluster, "kube-apiserver", "control-plane") is None
+    assert self_hosted.pod_restarts(cluster, "kube-apiserver", "control-plane") is None

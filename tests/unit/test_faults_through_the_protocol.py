@@ -20,7 +20,7 @@ from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, Packet
 from harness.faults.node import NodeDisconnect, NodeKill, NodePause, NodeRestart
 from harness.faults.upgrade import Upgrade
 from harness.history import History
-from harness.scenario import exits_within, least_restarted_host
+from harness.scenario import exits_within, least_backed_off_host, wait_all_healthy
 from harness.target.capabilities import Capability
 from harness.target.protocol import Target
 from harness.thresholds import crash_loop_return_s, restart_budget_s
@@ -213,10 +213,35 @@ def test_the_lease_holders_host_is_cut_from_every_other_host_and_the_journal_nam
         Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-proxy"))
 
 
-def test_a_component_is_killed_where_the_cluster_restarted_it_least(fake):
+def test_components_watched_together_each_get_their_own_bound():
+    # a member back at 0.3 s with a 1.5 s bound is back, though another one takes 2 s of its 4 s
+    class Healing:
+        health_poll_s = 0.05
+        start = time.monotonic()
+        back_at = {"a": 2.0, "b": 0.3, "c": None}
+
+        def component_healthy(self, component, host):
+            at = self.back_at[host]
+            return at is not None and time.monotonic() - self.start >= at
+
+    cluster = Healing()
+    found = wait_all_healthy(cluster, {"etcd@a": 4.0, "etcd@b": 1.5, "etcd@c": 0.5}, since=cluster.start)
+    assert found["etcd@c"] is None
+    assert 2.0 <= found["etcd@a"] < 4.0 and 0.3 <= found["etcd@b"] < 1.5, found
+
+
+def test_a_component_is_killed_where_its_back_off_resets_soonest_then_where_it_restarted_least(fake, monkeypatch):
     # an earlier scenario's kills raise that host's crash back-off: self-healing is measured elsewhere
     hosts = fake.component_hosts(Component.SCHEDULER)
-    assert least_restarted_host(fake, Component.SCHEDULER) == hosts[0]  # a tie: the first, as before
+    assert least_backed_off_host(fake, Component.SCHEDULER) == hosts[0]  # a tie: the first, as before
     fake.signal(Component.SCHEDULER, hosts[0], "SIGKILL")
     assert fake.restarts(Component.SCHEDULER, hosts[0]) == 1
-    assert least_restarted_host(fake, Component.SCHEDULER) == hosts[1]
+    assert least_backed_off_host(fake, Component.SCHEDULER) == hosts[1]
+    # a host restarted more often, but long enough ago that its back-off reset, beats one restarted just now
+    resets = {hosts[0]: 0.0, hosts[1]: 300.0, hosts[2]: 20.0}
+    monkeypatch.setattr(fake, "back_off_reset_in_s", lambda component, host: resets[host])
+    assert least_backed_off_host(fake, Component.SCHEDULER) == hosts[0]
+    resets[hosts[0]] = 400.0
+    assert least_backed_off_host(fake, Component.SCHEDULER) == hosts[2]
+
+

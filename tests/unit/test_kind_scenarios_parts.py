@@ -18,7 +18,9 @@ from harness.history import History
 from harness.backends.kind.pod_bandwidth import PodBandwidthError, parse_iperf3
 from harness.backends.kind.topology import is_kind_topology, load_kind_topology
 from harness.thresholds import (KIND_LB_DETECTION_S, kind_manifest_restore_s, kind_partition_recovery_s,
-                                kind_power_loss_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
+                                kind_power_loss_recovery_s, kind_whole_cluster_after_s, kubelet_back_off_reset_in_s,
+                                static_pod_restart_budget_s)
+from harness.clients.kubeapi import pod_restarts
 from harness.topology import Component
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,6 +174,20 @@ def test_the_kind_bounds_follow_from_the_kubelet_and_balancer_settings():
     assert kind_partition_recovery_s(69.9, earlier_restarts=3) == 30.0
     assert kind_partition_recovery_s(70.0, earlier_restarts=0) == 1.0 + 10.0 + 30.0
     assert kind_partition_recovery_s(74.0, earlier_restarts=3) == 1.0 + 40.0 + 30.0
+
+
+def test_a_static_pods_back_off_resets_ten_minutes_after_the_kubelet_last_restarted_it():
+    now = 1_000_000.0
+    assert kubelet_back_off_reset_in_s(0, now - 5, now) == 0.0  # never restarted: no back-off yet
+    assert kubelet_back_off_reset_in_s(2, now - 599, now) == 2.0  # 600 s and a second of margin
+    assert kubelet_back_off_reset_in_s(2, now - 700, now) == 0.0
+    assert kubelet_back_off_reset_in_s(1, None, now) == 600.0  # not running: the whole reset
+    pod = {"status": {"containerStatuses": [
+        {"restartCount": 3, "state": {"running": {"startedAt": "2026-11-28T13:00:00Z"}}},
+        {"restartCount": 1, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}
+    parsed = pod_restarts(pod)
+    assert (parsed.restarts, parsed.started_at) == (4, 1795870800.0)
+    assert pod_restarts({"status": {}}).started_at is None
 
 
 # ---- which scenarios each backend runs -----------------------------------------------------------

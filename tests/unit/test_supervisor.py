@@ -82,8 +82,21 @@ def test_a_hold_that_lands_during_the_back_off_keeps_the_component_down_until_re
     assert keeper.child_pid() is None
 
 
-def test_the_scenarios_wait_for_the_back_off_reset_the_supervisor_applies():
-    from harness.backends.process import supervisor
-    from harness.scenario.helpers import SUPERVISOR_STABLE_AFTER_S
+def test_a_kill_meets_the_first_back_off_once_the_last_start_is_a_stable_run_old(tmp_path):
+    import json
+    import time
 
-    assert SUPERVISOR_STABLE_AFTER_S == supervisor.STABLE_AFTER_S
+    from harness.backends.process import supervisor
+    from harness.backends.process.target import ProcessTarget
+
+    target = object.__new__(ProcessTarget)  # only its run directory's events are read
+    target.run_dir = tmp_path
+    now = time.monotonic()
+    lines = [{"t": now - 300, "component": "kube-scheduler@c1", "event": "start"},
+             {"t": now - 10, "component": "kube-scheduler@c1", "event": "start"},
+             {"t": now - supervisor.STABLE_AFTER_S - 1, "component": "kube-scheduler@c2", "event": "start"},
+             {"t": now - 1, "component": "kube-scheduler@c2", "event": "exit"}]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert supervisor.STABLE_AFTER_S - 11 < target.back_off_reset_in_s("kube-scheduler", "c1") <= supervisor.STABLE_AFTER_S - 10
+    assert target.back_off_reset_in_s("kube-scheduler", "c2") == 0.0
+    assert target.back_off_reset_in_s("kube-scheduler", "c3") == 0.0

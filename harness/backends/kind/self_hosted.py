@@ -21,6 +21,7 @@ import yaml
 from harness.backends.kind.static_pods import MANIFESTS
 from harness.checkpointer.manifest import CHECKPOINT
 from harness.clients.checkpoints import pod_ready
+from harness.clients.kubeapi import PodRestarts, pod_restarts
 from harness.errors import ClusterError, FaultError, FaultRefused
 from harness.wait import wait_for
 
@@ -176,12 +177,15 @@ def pivot(cluster: "KindTarget", say=lambda _: None) -> None:
               f"the self-hosted {component} Ready on every control-plane node")
 
 
-def restarts(cluster: "KindTarget", component: str, node: str) -> int | None:
-    """How often the kubelet restarted the self-hosted pod of `component` on `node`; None when there is none."""
+def pod_restarts(cluster: "KindTarget", component: str, node: str) -> PodRestarts | None:
+    """How often the kubelet restarted the self-hosted pod of `component` on `node`, and when its container
+    started; None when there is none."""
     here = [p for p in pods(cluster, component) if p["spec"].get("nodeName") == cluster.container(node)]
     if not here:
         return None
-    return sum(s.get("restartCount", 0) for p in here for s in p.get("status", {}).get("containerStatuses") or [])
+    counted = [pod_restarts(p) for p in here]
+    return PodRestarts(sum(c.restarts for c in counted), max((c.started_at for c in counted if c.started_at),
+                                                             default=None))
 
 
 def refuse_manifest_fault(cluster: "KindTarget", component: str, what: str) -> None:

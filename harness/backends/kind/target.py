@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import tempfile
+import time
 from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
@@ -23,7 +24,7 @@ from harness.backends.kind import health, power, self_hosted, static_pods
 from harness.backends.kind.cluster import KIND_LABEL, cluster_name
 from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
-from harness.clients.kubeapi import ApiClient
+from harness.clients.kubeapi import ApiClient, PodRestarts
 from harness.components.flags import parse_flags
 from harness.components import runtime
 from harness.errors import ClusterError
@@ -33,8 +34,8 @@ from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
 from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s,
-                                held_manifest_return_s,
-                                kind_partition_recovery_s, kind_whole_cluster_after_s, static_pod_restart_budget_s)
+                                held_manifest_return_s, kind_partition_recovery_s, kind_whole_cluster_after_s,
+                                kubelet_back_off_reset_in_s, static_pod_restart_budget_s)
 from harness.topology import Component, HealthCheck
 
 ROLE_LABEL = "io.x-k8s.kind.role"
@@ -292,14 +293,21 @@ class KindTarget(Target):
     def restarts(self, component: Component | str, host: str) -> int:
         """The mirror pod's restartCount: the kubelet's crash back-off doubles with each restart (reset after 10
         min without one)."""
+        return self._pod_restarts(component, host).restarts
+
+    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
+        pod = self._pod_restarts(component, host)
+        return kubelet_back_off_reset_in_s(pod.restarts, pod.started_at, time.time())
+
+    def _pod_restarts(self, component: Component | str, host: str) -> PodRestarts:
         name = component_name(component)
-        restarts = (self_hosted.restarts(self, name, host)
-                    if self.topology.kind.self_hosted and name in self_hosted.SELF_HOSTED
-                    else self.api.mirror_pod_restarts(name, self.container(host)))
-        if restarts is None:
+        pod = (self_hosted.pod_restarts(self, name, host)
+               if self.topology.kind.self_hosted and name in self_hosted.SELF_HOSTED
+               else self.api.mirror_pod(name, self.container(host)))
+        if pod is None:
             raise ClusterError(f"no mirror pod for {name} in kind node {host}",
                                f"quorum status {self.run_dir} shows the nodes and their static pods")
-        return restarts
+        return pod
 
     def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
         """The tail of the static pod's newest container log, as the kubelet keeps it in the node."""

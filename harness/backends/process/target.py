@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal as signals
+import time
 from functools import cached_property
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import testinfra.host
 from harness.backends.process.hostinfra import NamespaceBackend
 from harness.backends.process.membership import Membership
 from harness.backends.process.processes import cmdline, pids_in_netns, send
-from harness.backends.process.supervisor import Control
+from harness.backends.process.supervisor import STABLE_AFTER_S, Control
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.haproxy_admin import server_states
 from harness.clients.health import probe
@@ -301,6 +302,12 @@ class ProcessTarget(Membership, Target):
         return self.run_dir / "events.jsonl"
 
     # ---- what the configuration promises ---------------------------------------------------------
+
+    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
+        """The supervisor resets a component's back-off once its last start is STABLE_AFTER_S old."""
+        cid = f"{component_name(component)}@{host}"
+        starts = [e["t"] for e in self.events() if e["component"] == cid and e["event"] == "start"]
+        return max(0.0, starts[-1] + STABLE_AFTER_S - time.monotonic()) if starts else 0.0
 
     def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
         return restart_budget_s(self.topology, Component(component_name(component)), kill)

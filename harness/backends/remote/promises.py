@@ -4,15 +4,17 @@ restart count from the mirror pod). A plain process has no keeper Quorum knows: 
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
+from harness.clients.kubeapi import PodRestarts
 from harness.components.etcd import settings_of
 from harness.components.leader_elected import election_of
 from harness.components.systemd_unit import UnitRestartPolicy, parse_show, show_command
 from harness.errors import ClusterError
 from harness.inventory.model import StaticPod, SystemdUnit
 from harness.target.protocol import Unsupported, component_name
-from harness.thresholds import STARTUP_ALLOWANCE_S, static_pod_restart_budget_s
+from harness.thresholds import STARTUP_ALLOWANCE_S, kubelet_back_off_reset_in_s, static_pod_restart_budget_s
 from harness.topology import Component, EtcdSettings, LeaderElection
 
 if TYPE_CHECKING:
@@ -64,12 +66,26 @@ def restarts(target: "RemoteTarget", component: Component | str, host: str) -> i
     if isinstance(how, SystemdUnit):
         return unit_policy(target, host, how.unit).restarts
     if isinstance(how, StaticPod):
-        node = target.exec(host, ["hostname"]).strip()
-        restarts = target.api.mirror_pod_restarts(name.value, node)
-        if restarts is None:
-            raise ClusterError(f"no mirror pod {name.value}-{node} for {host} through {target.topology.api_endpoint}",
-                               "the kubelet names a static pod <name>-<node name>: is the node named otherwise? "
-                               "(quorum inventory check shows whether the API answers)")
-        return restarts
+        return _mirror_pod(target, name, host).restarts
     raise Unsupported(f"how often {name.value}@{host} restarted is not known: it runs as {how.runs_as}",
                       NO_KEEPER_FIX)
+
+
+def back_off_reset_in_s(target: "RemoteTarget", component: Component | str, host: str) -> float:
+    """A static pod's kubelet back-off resets 10 min after its last restart; systemd's RestartSec does not grow
+    (unless RestartSteps is set, which Quorum does not read yet)."""
+    name = Component(component_name(component))
+    if not isinstance(target.topology.components[name], StaticPod):
+        return 0.0
+    pod = _mirror_pod(target, name, host)
+    return kubelet_back_off_reset_in_s(pod.restarts, pod.started_at, time.time())
+
+
+def _mirror_pod(target: "RemoteTarget", name: Component, host: str) -> PodRestarts:
+    node = target.exec(host, ["hostname"]).strip()
+    pod = target.api.mirror_pod(name.value, node)
+    if pod is None:
+        raise ClusterError(f"no mirror pod {name.value}-{node} for {host} through {target.topology.api_endpoint}",
+                           "the kubelet names a static pod <name>-<node name>: is the node named otherwise? "
+                           "(quorum inventory check shows whether the API answers)")
+    return pod

@@ -310,8 +310,8 @@ class RemoteTarget(RemoteLinks, Target):
         except (ClusterError, RemoteError):
             return False
 
-    def restarts(self, component: Component | str, host: str) -> int:
-        return promises.restarts(self, component, host)
+    restarts = promises.restarts  # a unit's NRestarts, a static pod's restartCount
+    back_off_reset_in_s = promises.back_off_reset_in_s
 
     def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
         """The unit's journal, or a static pod's newest container log as the kubelet keeps it; nothing for a
