@@ -10,12 +10,20 @@ from harness.checkers.verdict import Status, Verdict, checker
 def disagreements(shape: dict) -> list[str]:
     """What is out of line in one observed shape. At every step: no apiserver in the load balancer's rotation on a
     host without an etcd voter (its apiserver would serve while its member is gone), no voter on a host that is no
-    controller, no lease held on one. Once a step settled: voters, rotation and controllers the same hosts, no
-    learner left, every lease held."""
+    controller, no lease held on one, every voter answering (a silent one counts towards etcd's quorum without
+    serving it, as a member added as a voter before it runs does; a learner does not count). Once a step settled:
+    voters, rotation and controllers the same hosts, no learner left, every lease held."""
     controllers, voters, rotation = set(shape["controllers"]), set(shape["voters"]), set(shape["rotation"])
     found = [f"the load balancer sends clients to {host}'s apiserver, but {host} is no etcd voter"
              for host in sorted(rotation - voters)]
     found += [f"etcd voter {host} runs on no controller" for host in sorted(voters - controllers)]
+    silent = shape.get("silent_voters") or []
+    answering, quorum = len(voters) - len(silent), len(voters) // 2 + 1
+    spare = answering - quorum
+    consequence = ("quorum is lost" if spare < 0 else "one more failure loses quorum" if spare == 0
+                   else f"only {spare} more failures are tolerated")
+    found += [f"etcd voter {host} does not answer: {answering} of {len(voters)} voters answer against a quorum of "
+              f"{quorum}, so {consequence}" for host in silent]
     holders = shape.get("holders") or {}
     found += [f"the {lease} lease is held on {host}, which is no controller"
               for lease, host in sorted(holders.items()) if host is not None and host not in controllers]

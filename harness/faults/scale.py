@@ -49,12 +49,18 @@ def observe(target: Target, when: str, *, settled: bool = False) -> dict:
         return member.get("name") or next((by_peer[u] for u in member.get("peerURLs", []) if u in by_peer), "?")
 
     states = target.lb_server_states()
+    voters = sorted(named(m) for m in members if not m.get("isLearner"))
     return {"when": when, "settled": settled, "at": time.monotonic(),
-            "controllers": sorted(target.hosts(HostRole.CONTROLLER)),
-            "voters": sorted(named(m) for m in members if not m.get("isLearner")),
+            "controllers": sorted(target.hosts(HostRole.CONTROLLER)), "voters": voters,
+            "silent_voters": [h for h in voters if h == "?" or not _answers(target, h)],
             "learners": sorted(named(m) for m in members if m.get("isLearner")),
             "rotation": sorted(server for server, state in states.items() if not is_down(state)),
             "holders": target.lease_holders()}
+
+
+def _answers(target: Target, host: str) -> bool:
+    """etcd's status from the host's member, asked twice (a busy machine may be slow once)."""
+    return any(target.etcd.status(target.etcd_url(host), timeout=2.0) is not None for _ in range(2))
 
 
 class Disagreement(Exception):
@@ -98,11 +104,14 @@ def _reconfigure_apiservers(target: Target, hosts: list[str]) -> None:
             _in_rotation(target, host)
 
 
-def _join_member(target: Target, host: str) -> None:
+def _join_member(target: Target, host: str, shapes: list[dict], stop: bool, voter_first: bool) -> None:
+    """The host's member added (a learner; with the defect `voter_first`, a voter at once), observed before it runs,
+    started, promoted once it caught up."""
     peer = peer_url(target, host)
     if _member_of(target, host) is None:
-        change_membership(target, host, "/v3/cluster/member/add", {"peerURLs": [peer], "isLearner": True},
+        change_membership(target, host, "/v3/cluster/member/add", {"peerURLs": [peer], "isLearner": not voter_first},
                           applied=lambda: _member_of(target, host) is not None)
+        _check(target, shapes, stop, f"{host}: etcd member added")
     target.release(ETCD, host)
     deadline = time.monotonic() + LEARNER_PROMOTION_S
     while (member := _member_of(target, host)) is not None and member.get("isLearner"):
@@ -151,14 +160,15 @@ def _leases_moved(target: Target, leaving: list[str]) -> None:
              what=f"the leases held on {', '.join(leaving)} to move to a staying controller")
 
 
-def join(target: Target, hosts: list[str], shapes: list[dict], *, stop: bool = True) -> None:
+def join(target: Target, hosts: list[str], shapes: list[dict], *, voter_first: bool = False, stop: bool = True
+         ) -> None:
     scalable = cast(Scalable, target)
     before = [h for h in target.hosts(HostRole.CONTROLLER) if h not in hosts]
     for host in hosts:
         # a spare, or a controller whose member a stopped retirement removed: its etcd joins the running cluster
         if host in scalable.spare_hosts() or _member_of(target, host) is None:
             scalable.join_host(host)
-        _join_member(target, host)
+        _join_member(target, host, shapes, stop, voter_first)
         _check(target, shapes, stop, f"{host}: etcd member promoted")
         _started(target, APISERVER, host)
         cast(Scalable, target).lb_rotation(host, True)
@@ -197,11 +207,13 @@ def retire(target: Target, hosts: list[str], shapes: list[dict], *, member_first
 
 @dataclass
 class JoinControllers(Fault):
-    """Join spare hosts to the control plane; heal retires them again."""
+    """Join spare hosts to the control plane; heal retires them again. voter_first: the defect of adding each etcd
+    member as a voter before it runs and caught up."""
 
     name = "join-controllers"
     requires = (Capability.SCALE, Capability.HOLD, Capability.LB_ADMIN, Capability.ETCD_DATA)
     hosts: list[str] = field(default_factory=list)
+    voter_first: bool = False
 
     def plan(self, target: Target) -> None:
         spares = cast(Scalable, target).spare_hosts()
@@ -213,7 +225,7 @@ class JoinControllers(Fault):
 
     def act(self, target: Target) -> None:
         try:
-            join(target, self.hosts, self.captured.setdefault("shapes", []))
+            join(target, self.hosts, self.captured.setdefault("shapes", []), voter_first=self.voter_first)
         except Disagreement as stop:
             self.captured["stopped"] = str(stop)
 

@@ -70,5 +70,8 @@ class Defects(Strict):
     scale_member_first: bool = Field(
         False, description="this cluster's scale-down removes each leaving etcd member first, while its apiserver "
                            "still serves behind the load balancer (the order a scale-down must not take)")
+    scale_voter_first: bool = Field(
+        False, description="this cluster's scale-up adds each joining etcd member as a voter before it runs and has "
+                           "caught up, not as a learner (the order a scale-up must not take)")
     cpu_limit_m: dict[Component, Annotated[int, Field(ge=10, le=4000)]] = Field(
         default_factory=dict, description="once up, each named component's CPU quota in millicores on every host")

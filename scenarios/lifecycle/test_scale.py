@@ -36,14 +36,14 @@ def test_two_controllers_join_then_two_leave_including_the_leaders_without_an_ou
     balancer's rotation only once it is ready), then retire two controllers, the etcd leader's host and the lease
     holders' first (each out of rotation, stopped, no apiserver using its member, the member removed). Reads through
     the LB stay >= 99.5 % available; no acknowledged write is lost; after every step the load balancer sends clients
-    only to hosts with an etcd voter, the voters and lease holders are controllers, and once a step settles, voters,
-    rotation and controllers are the same hosts and every lease is held."""
+    only to hosts with an etcd voter, the voters and lease holders are controllers, every voter answers, and once a
+    step settles, voters, rotation and controllers are the same hosts and every lease is held."""
     spares = cluster.spare_hosts()
     if len(spares) < GROW:
         pytest.skip(f"needs {GROW} spare hosts (roles: [spare]); this topology has {spares or 'none'}: use "
                     "clusters/ha3-scale.yaml")
     started = time.monotonic()
-    join = nemesis.inject(JoinControllers(hosts=spares[:GROW]))
+    join = nemesis.inject(JoinControllers(hosts=spares[:GROW], voter_first=twin_defect(cluster, "scale_voter_first")))
     joined_s = time.monotonic() - started
     leaving = leaving_first(cluster)
     steps = [join]

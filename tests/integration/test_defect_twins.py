@@ -61,6 +61,9 @@ CASES = [
     # a scale-down that removes each leaving etcd member while its apiserver still serves behind the load balancer
     ("scale-member-first", "scenarios/lifecycle/test_scale.py", "join_then_two_leave",
      "etcd member removed': the load balancer sends clients to"),
+    # a scale-up that adds each joining etcd member as a voter before it runs and caught up
+    ("scale-voter-first", "scenarios/lifecycle/test_scale.py", "join_then_two_leave",
+     "c4: etcd member added': etcd voter c4 does not answer"),
     # schedulers starved of CPU by their limit: pods wait to be bound
     ("scheduler-cpu-starved", "scenarios/load/test_pod_startup.py", "stateless", "[pod-startup-slo: fail]"),
     # kind twins (run with --backend kind); every selected scenario must fail (the last line has no 'passed')
@@ -145,8 +148,10 @@ PROVEN_ELSEWHERE = {
                                     "checkpointer_whose_lock_outlives_it_is_never_handed_back_after_it_is_killed",
     "kind-lb-no-health-check": "tests/integration/test_kind_cluster.py::"
                                "test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario",
-    "scale-member-first": "tests/integration/test_scale.py::"
-                          "test_the_same_cluster_removing_members_before_their_apiservers_stop_fails_for_the_twins_reason",
+    "scale-member-first": "tests/integration/test_scale.py::test_the_same_cluster_with_a_twins_scale_order_fails_for_"
+                          "the_twins_reason[scale-member-first]",
+    "scale-voter-first": "tests/integration/test_scale.py::test_the_same_cluster_with_a_twins_scale_order_fails_for_"
+                         "the_twins_reason[scale-voter-first]",
 }
 DEEP = {
     "kind-no-checkpointer": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
@@ -168,6 +173,8 @@ DEEP = {
                                "the twin itself (~3 min)",
     "scale-member-first": "CI proves the same scenario failing for the same reason on ha3-scale with the defect switched "
                           "on in its run's topology (test_scale.py); this builds the twin itself (~5 min)",
+    "scale-voter-first": "CI proves the same scenario failing for the same reason on ha3-scale with the defect switched "
+                         "on in its run's topology (test_scale.py); this builds the twin itself (~5 min)",
     "kind-restart-never:leader_election": "no-leader-election fails the same two scenarios",
     "kind-restart-never:self_healing": "restart-never fails the same scenario; kind-restart-never:static_pods the "
                                        "same static-pod kill",

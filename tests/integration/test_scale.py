@@ -1,8 +1,9 @@
 """Control-plane scale on the process backend (clusters/ha3-scale.yaml: three controllers and two spare hosts; issue
 #24). The scale suite passes on it, run as a user runs it, and the nemesis puts the cluster back in its built shape;
 a harness killed with SIGKILL after a join leaves a journal from which `quorum heal` retires the joined host again;
-and with the defect of the twin scale-member-first switched on (members removed before their apiservers stop
-serving), the suite fails for the twin's reason on this cluster (the twin's own build is its nightly re-proof)."""
+and with the defect of a scale twin switched on (scale-member-first: members removed before their apiservers stop
+serving; scale-voter-first: members added as voters before they run), the suite fails for the twin's reason on this
+cluster (each twin's own build is its nightly re-proof)."""
 
 import signal
 import subprocess
@@ -57,12 +58,12 @@ def _reason(twin: str) -> str:
     return next(reason for name, _, _, reason in CASES if name == twin)
 
 
-def _switch_member_first(run_dir, on: bool) -> None:
-    """The run's topology (the cluster's current shape, harness/backends/process/membership.py) with the defect of
-    the twin scale-member-first switched on or off; a reshape keeps what else the file holds."""
+def _switch(run_dir, defect: str, on: bool) -> None:
+    """The run's topology (the cluster's current shape, harness/backends/process/membership.py) with a twin's defect
+    switched on or off; a reshape keeps what else the file holds."""
     path = run_dir / "topology.yaml"
     data = yaml.safe_load(path.read_text())
-    data.setdefault("defects", {})["scale_member_first"] = on
+    data.setdefault("defects", {})[defect] = on
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
@@ -88,17 +89,20 @@ def test_a_join_killed_with_sigkill_is_undone_by_quorum_heal(ha3_scale):
     _in_built_shape(ha3_scale.run_dir)
 
 
-def test_the_same_cluster_removing_members_before_their_apiservers_stop_fails_for_the_twins_reason(ha3_scale, tmp_path):
-    """The twin scale-member-first on this cluster: with its defect switched on, the suite fails for the twin's
-    reason (the scale stops at the first member removed while its apiserver still serves), and the nemesis puts the
-    cluster back in its built shape."""
-    twin = yaml.safe_load((CLUSTERS / "defects" / "scale-member-first.yaml").read_text())
-    assert twin["defects"] == {"scale_member_first": True}
-    _switch_member_first(ha3_scale.run_dir, True)
+@pytest.mark.parametrize("twin", ["scale-member-first", "scale-voter-first"])
+def test_the_same_cluster_with_a_twins_scale_order_fails_for_the_twins_reason(ha3_scale, tmp_path, twin):
+    """The twins scale-member-first (members removed while their apiservers still serve) and scale-voter-first
+    (members added as voters before they run) on this cluster: with the twin's defect switched on, the suite fails
+    for the twin's reason (the scale stops at the first step out of line), and the nemesis puts the cluster back in
+    its built shape."""
+    defects = yaml.safe_load((CLUSTERS / "defects" / f"{twin}.yaml").read_text())["defects"]
+    assert len(defects) == 1 and list(defects.values()) == [True]
+    defect = next(iter(defects))
+    _switch(ha3_scale.run_dir, defect, True)
     try:
         result = _scale_suite(ha3_scale.run_dir, tmp_path / "histories")
     finally:
-        _switch_member_first(ha3_scale.run_dir, False)
+        _switch(ha3_scale.run_dir, defect, False)
     assert result.returncode == 1 and " failed" in result.stdout.splitlines()[-1], result.stdout[-4000:]
-    assert _reason("scale-member-first") in result.stdout, result.stdout[-4000:]
+    assert _reason(twin) in result.stdout, result.stdout[-4000:]
     _in_built_shape(ha3_scale.run_dir)

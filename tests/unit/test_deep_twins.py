@@ -57,9 +57,14 @@ def test_a_deep_twin_case_proven_elsewhere_names_a_ci_test_that_reads_its_reason
     out = collected_in_ci(tuple(sorted(set(PROVEN_ELSEWHERE.values()))))
     assert node in out.splitlines(), f"{node} is not a test CI collects:\n{out[-1500:]}"
     source = (ROOT / node.partition("::")[0]).read_text()
-    body = source[source.index(f"def {node.partition('::')[2]}("):]
-    body = body.split("\ndef ")[0]
-    # the reason read from CASES, in the test or through its module's _reason(twin), which reads CASES
+    name, _, param = node.partition("::")[2].partition("[")
+    start = source.index(f"def {name}(")
+    body = source[start:].split("\ndef ")[0]
+    decorators = source[:start].rsplit("\n\n", 1)[-1]
+    # the reason read from CASES, in the test or through its module's _reason(twin), which reads CASES; a test
+    # parametrized over twins reads it for its parameter
     reads_cases = "def _reason(" in source and "for name, _, _, reason in CASES if name == twin" in source
-    assert f'twin == "{deep_case}"' in body or (f'_reason("{deep_case}")' in body and reads_cases), \
+    parametrized = (param == f"{deep_case}]" and f'"{deep_case}"' in decorators and '"twin"' in decorators
+                    and "_reason(twin)" in body)
+    assert f'twin == "{deep_case}"' in body or (reads_cases and (f'_reason("{deep_case}")' in body or parametrized)), \
         f"{node} does not read {deep_case}'s reason from CASES"

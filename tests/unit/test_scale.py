@@ -55,6 +55,17 @@ def test_a_settled_step_needs_the_same_hosts_everywhere_no_learner_and_every_lea
                      "c4 is still an etcd learner", "the kube-scheduler lease has no holder"]
 
 
+def test_a_voter_that_does_not_answer_is_named_with_what_it_costs_the_quorum():
+    # a member added as a voter before it runs: four voters, three answering, quorum three
+    added = shape(controllers=["c1", "c2", "c3", "c4"], voters=["c1", "c2", "c3", "c4"], silent_voters=["c4"])
+    assert disagreements(added) == ["etcd voter c4 does not answer: 3 of 4 voters answer against a quorum of 3, so "
+                                    "one more failure loses quorum"]
+    two = shape(controllers=["c1", "c2", "c3"], voters=["c1", "c2", "c3"], silent_voters=["c2", "c3"])
+    assert disagreements(two)[0].endswith("1 of 3 voters answer against a quorum of 2, so quorum is lost")
+    # the same member added as a learner is no voter: nothing to say until it is promoted
+    assert disagreements(shape(controllers=["c1", "c2", "c3", "c4"], learners=["c4"])) == []
+
+
 def test_the_verdict_names_the_first_step_out_of_line_and_is_unknown_without_steps():
     verdict = membership_agreed([shape(when="joined"), shape(when="c1: etcd member removed", voters=["c2", "c3"]),
                                  shape(when="later", voters=["c2", "c3"])])
