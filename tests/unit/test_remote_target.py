@@ -179,6 +179,26 @@ def test_a_systemd_components_budget_is_its_slowest_hosts_restart_delay_plus_its
         static_pod_restart_budget_s(Component.SCHEDULER, 1, 0)
 
 
+def test_a_static_pods_back_off_resets_as_its_kubelets_and_a_units_does_not_grow(tmp_path):
+    import time
+
+    from harness.backends.remote import promises
+    from harness.clients.kubeapi import PodRestarts
+    from harness.topology import Component
+
+    class MirrorPods:
+        def mirror_pod(self, name, node):
+            return {"kube-scheduler-node-0": PodRestarts(2, time.time() - 100)}.get(f"{name}-{node}")
+
+    inventory = load_inventory(usable(tmp_path, example()))  # etcd: etcd-member.service; the rest static pods
+    target = UnitsOnHosts(inventory, {"controller-0": "node-0\n", "controller-1": "node-9\n"})
+    target.api = MirrorPods()
+    assert promises.back_off_reset_in_s(target, Component.ETCD, "controller-0") == 0.0  # RestartSec does not grow
+    assert 499 < promises.back_off_reset_in_s(target, Component.SCHEDULER, "controller-0") <= 501
+    with pytest.raises(ClusterError, match="no mirror pod kube-scheduler-node-9"):
+        promises.back_off_reset_in_s(target, Component.SCHEDULER, "controller-1")
+
+
 def test_a_fault_the_owners_limits_refuse_skips_its_scenario_naming_the_limit(tmp_path):
     """The cluster did nothing wrong when its owner's limits refuse a fault: the scenario is skipped, not failed."""
     (tmp_path / "test_refused.py").write_text(
