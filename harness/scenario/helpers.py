@@ -25,7 +25,8 @@ def least_backed_off_host(cluster: Target, component: Component) -> str:
     hosts = cluster.component_hosts(component)
     if not hosts:
         raise LookupError(f"no host runs {component.value}")
-    return min(hosts, key=lambda host: (cluster.back_off_reset_in_s(component, host), cluster.restarts(component, host)))
+    return min(hosts, key=lambda host: (cluster.back_off_reset_in_s(component, host),
+                                        cluster.restarts(component, host)))
 
 
 def twin_defect(cluster: Target, name: str) -> bool:

@@ -19,6 +19,7 @@ from harness.target.protocol import HostRole
 from tests.integration.conftest import CLUSTERS, ROOT, running
 
 TOPOLOGY = CLUSTERS / "ha3-scale.yaml"
+DOCKER_SUBNET = "10.213.48.0/24"
 BUILT = ["c1", "c2", "c3"]
 
 
@@ -39,13 +40,13 @@ def _in_built_shape(run_dir) -> None:
     assert cluster.problems() == []
 
 
-def _scale_suite(run_dir, histories) -> subprocess.CompletedProcess:
+def _scale_suite(run_dir, histories, backend: str = "process") -> subprocess.CompletedProcess:
     """`pytest scenarios/lifecycle/test_scale.py` on this cluster (--keep-cluster), as a user would run it."""
     owner.release(run_dir)  # the suite's session claims the cluster while it runs
     try:
         return subprocess.run(
             [sys.executable, "-m", "pytest", "scenarios/lifecycle/test_scale.py", f"--topology={run_dir / 'topology.yaml'}",
-             "--keep-cluster", f"--run-dir={run_dir}", f"--history-dir={histories}", "-p", "no:cacheprovider", "-q",
+             f"--backend={backend}", "--keep-cluster", f"--run-dir={run_dir}", f"--history-dir={histories}", "-p", "no:cacheprovider", "-q",
              "--no-header", "-rA", "--tb=short"],
             cwd=ROOT, capture_output=True, text=True, timeout=900)
     finally:
@@ -106,3 +107,16 @@ def test_the_same_cluster_with_a_twins_scale_order_fails_for_the_twins_reason(ha
     assert result.returncode == 1 and " failed" in result.stdout.splitlines()[-1], result.stdout[-4000:]
     assert _reason(twin) in result.stdout, result.stdout[-4000:]
     _in_built_shape(ha3_scale.run_dir)
+
+
+@pytest.mark.deep("test_the_scale_suite_passes_and_the_cluster_ends_as_it_was_built proves the scale on the process "
+                  "backend in CI; this re-proves it on docker, whose keepers run inside each host container (~8 min)")
+def test_the_scale_suite_passes_on_docker_and_the_cluster_ends_as_it_was_built(tmp_path):
+    data = yaml.safe_load(TOPOLOGY.read_text())
+    data["name"], data["network"]["subnet"] = "ha3-scale-docker", DOCKER_SUBNET  # beside the module's process cluster
+    topology = tmp_path / "ha3-scale-docker.yaml"
+    topology.write_text(yaml.safe_dump(data, sort_keys=False))
+    with running(topology, tmp_path / "run", backend="docker") as cluster:
+        result = _scale_suite(cluster.run_dir, tmp_path / "histories", backend="docker")
+        assert result.returncode == 0 and "1 passed" in result.stdout.splitlines()[-1], result.stdout[-4000:]
+        _in_built_shape(cluster.run_dir)

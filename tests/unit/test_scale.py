@@ -101,3 +101,14 @@ def test_a_leaving_controller_is_out_of_the_apiservers_etcd_members_and_disabled
                        "server c3 10.213.45.13:6443", "server c4 10.213.45.14:6443 disabled",
                        "server c5 10.213.45.15:6443 disabled"]
     assert "level admin" in config  # a scale takes servers in and out of rotation on the admin socket
+
+
+def test_a_docker_host_starts_the_keepers_its_control_directories_name_now(tmp_path):
+    # a reboot of a host a scale joined brings its components back; a retired host's none; a spare idles
+    from harness.backends.docker.hostinit import components_of
+
+    for component in ("etcd@c4", "kube-apiserver@c4", "etcd@c1", "etcd@c40"):
+        (tmp_path / "components" / component).mkdir(parents=True)
+    assert components_of(tmp_path, "c4") == ["etcd@c4", "kube-apiserver@c4"]
+    assert components_of(tmp_path, "c5") == []
+    assert components_of(tmp_path / "elsewhere", "c4") == []

@@ -87,16 +87,15 @@ class ContainerHosts(Hosts):
 
     def start(self, topology: Topology, run_dir: Path, specs: list[ComponentSpec]) -> None:
         """Each container's command starts the keepers of its components, in the container's namespaces."""
-        for host in topology.hosts:
-            components = [spec.id for spec in specs if spec.host == host.name]
-            self._run_host(topology, run_dir, host.name, components)
+        for host in topology.hosts:  # each finds its components' keepers in the run directory (hostinit.py)
+            self._run_host(topology, run_dir, host.name)
 
-    def _run_host(self, topology: Topology, run_dir: Path, host: str, components: list[str]) -> None:
+    def _run_host(self, topology: Topology, run_dir: Path, host: str) -> None:
         name = container_name(self.state.run_id, host)
         self.state.record("container", name)
         src, binaries = source_root(), default_root() / "bin"
         self.docker.run(
-            self.image, ["python3", "-m", "harness.backends.docker.hostinit", str(run_dir), *components],
+            self.image, ["python3", "-m", "harness.backends.docker.hostinit", str(run_dir), host],
             name=name, hostname=host, detach=True, privileged=True, pid="host",
             networks=[network_name(self.state.run_id)], ip=str(topology.address_of(topology.host(host))),
             volumes=[(str(run_dir), str(run_dir), "rw"), (str(binaries), str(binaries), "ro"), (str(src), str(src), "ro")],

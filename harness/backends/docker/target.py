@@ -9,8 +9,9 @@ from __future__ import annotations
 from python_on_whales.exceptions import DockerException
 
 from harness.backends.docker.engine import client
-from harness.backends.docker.hosts import attach, container_name, network_name
+from harness.backends.docker.hosts import attach, container_name, network_name, source_root
 from harness.backends.process.target import ProcessTarget
+from harness.components import ComponentSpec
 from harness.errors import ClusterError, FaultError
 from harness.wait import wait_for
 from harness.target.capabilities import Capability
@@ -19,10 +20,20 @@ from harness.target.capabilities import Capability
 class DockerTarget(ProcessTarget):
     BACKEND_NAME = "docker"
 
+    KEEPERS_IN_HOSTS = True  # each host container runs its components' keepers, in its own namespaces
+
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
-        # a host container's keepers are started by the container's own command, which a join does not rerun yet
-        return (ProcessTarget.capabilities() - {Capability.SCALE}) | {Capability.NODE_POWER, Capability.NODE_DISCONNECT}
+        return ProcessTarget.capabilities() | {Capability.NODE_POWER, Capability.NODE_DISCONNECT}
+
+    def start_keepers_on(self, host: str, specs: list[ComponentSpec]) -> None:
+        """Inside the host's container, as its own command starts the others at boot (a reboot starts these too:
+        hostinit.py reads the run's control directories)."""
+        for spec in specs:
+            client().container.execute(
+                self.container(host), ["python3", "-m", "harness.backends.process.supervisor",
+                                       str(self.run_dir / "components" / spec.id)],
+                detach=True, envs={"PYTHONPATH": str(source_root()), "PYTHONDONTWRITEBYTECODE": "1"})
 
     def container(self, host: str) -> str:
         self.topology.host(host)  # KeyError naming the hosts

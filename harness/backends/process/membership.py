@@ -15,6 +15,7 @@ import yaml
 from harness.backends.process.keepers import start_keepers, write_keeper
 from harness.backends.process.supervisor import Control
 from harness.clients.haproxy_admin import BACKEND, admin_command
+from harness.components import ComponentSpec
 from harness.components import haproxy as haproxy_component
 from harness.errors import FaultError
 from harness.target.scale import Scalable
@@ -26,6 +27,12 @@ KEEPER_WAIT_S = 15.0  # a keeper process up, or gone after SIGTERM (its componen
 
 class Membership(Scalable):
     """Mixed into ProcessTarget, whose run directory, topology and keepers it uses."""
+
+    KEEPERS_IN_HOSTS = False  # keepers run on this machine, each entering its host's network namespace
+
+    def start_keepers_on(self, host: str, specs: list[ComponentSpec]) -> None:
+        """Start the keepers of a joined host's components (the docker backend starts them inside its container)."""
+        start_keepers(self.run_dir, specs)
 
     def spare_hosts(self) -> list[str]:
         return [h.name for h in self.topology.spares]
@@ -47,9 +54,10 @@ class Membership(Scalable):
         for spec in specs:
             if spec.component == Component.ETCD:  # a new member joins the running cluster instead of founding one
                 spec = dataclasses.replace(spec, argv=[a.replace(*ETCD_JOINS) for a in spec.argv])
-            write_keeper(self.run_dir, self.state, spec, in_container=False, cluster_topology=self.topology)
+            write_keeper(self.run_dir, self.state, spec, in_container=self.KEEPERS_IN_HOSTS,
+                         cluster_topology=self.topology)
             Control(self.run_dir / "components" / spec.id).hold()  # started one by one by whoever joins it
-        start_keepers(self.run_dir, specs)
+        self.start_keepers_on(host, specs)
         deadline = time.monotonic() + KEEPER_WAIT_S
         while any(self.keeper_pid(spec.id) is None for spec in specs) and time.monotonic() < deadline:
             time.sleep(0.1)
