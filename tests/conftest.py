@@ -36,7 +36,7 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # process-backend twins in the process lane besides the conformance and load twins, chosen to balance the lanes by
 # CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
-PROCESS_LANE_TWINS = {"etcd-2-members", "etcd-slow-election", "restart-never", "slow-links", "slow-leases",
+PROCESS_LANE_TWINS = {"etcd-2-members", "etcd-slow-election", "slow-links", "slow-leases",
                       "etcd-split-member", "no-leader-election", "lb-slow-checks", "etcd-no-peer-tls", "rotation-ca-first"}
 
 
