@@ -1,8 +1,9 @@
 """The command of a docker-backend host: one keeper per component of this host, like a node's kubelet
 starting its static pods at boot. A restarted container runs it again, so a rebooted node brings its
 components back: the ones its control directories name now (a host a scale joined runs its components again, a
-retired one none). A host without components (a spare) idles until stopped. SIGTERM (docker stop) stops the
-keepers, which stop their components.
+retired one none). The container runs until it is stopped, with or without components (a spare, a retired
+controller), so a scale can start keepers in it at any time. SIGTERM (docker stop) stops the keepers, which stop
+their components.
 
     python3 -m harness.backends.docker.hostinit <run-dir> <host>
 
@@ -44,7 +45,8 @@ def main(run_dir: str, host: str) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    while any(keeper.poll() is None for keeper in keepers) or not (keepers or stopping):
+    # a host runs until it is stopped, like a node: a scale may retire every component here and join it again
+    while not stopping or any(keeper.poll() is None for keeper in keepers):
         time.sleep(0.2)
     return 0
 
