@@ -270,3 +270,23 @@ def test_a_self_hosted_pods_restarts_while_the_api_is_away_are_unknown_not_a_tra
     cluster = types.SimpleNamespace(api=Away(), container=lambda node: f"quorum-x-{node}")
     assert self_hosted.pods(cluster, "kube-apiserver") == []
     assert self_hosted.pod_restarts(cluster, "kube-apiserver", "control-plane") is None
+
+
+def test_a_self_hosted_pods_restarts_and_start_are_read_from_its_pods_on_the_node():
+    """The kubelet's back-off for a self-hosted apiserver is read from its DaemonSet pod on that node (restarts and
+    the running container's start), as a static pod's from its mirror pod."""
+    import types
+
+    from harness.backends.kind import self_hosted
+
+    class Api:
+        def request(self, *args, **kwargs):
+            pods = [{"spec": {"nodeName": node}, "status": {"containerStatuses": [
+                {"restartCount": count, "state": {"running": {"startedAt": "2026-11-28T13:00:00Z"}}}]}}
+                for node, count in (("quorum-x-control-plane", 2), ("quorum-x-control-plane2", 0))]
+            return types.SimpleNamespace(status_code=200, json=lambda: {"items": pods})
+
+    cluster = types.SimpleNamespace(api=Api(), container=lambda node: f"quorum-x-{node}")
+    pod = self_hosted.pod_restarts(cluster, "kube-apiserver", "control-plane")
+    assert (pod.restarts, pod.started_at) == (2, 1795870800.0)
+    assert self_hosted.pod_restarts(cluster, "kube-apiserver", "control-plane3") is None

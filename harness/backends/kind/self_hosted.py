@@ -21,7 +21,8 @@ import yaml
 from harness.backends.kind.static_pods import MANIFESTS
 from harness.checkpointer.manifest import CHECKPOINT
 from harness.clients.checkpoints import pod_ready
-from harness.clients.kubeapi import PodRestarts, pod_restarts
+from harness.clients import kubeapi
+from harness.clients.kubeapi import PodRestarts
 from harness.errors import ClusterError, FaultError, FaultRefused
 from harness.wait import wait_for
 
@@ -183,7 +184,7 @@ def pod_restarts(cluster: "KindTarget", component: str, node: str) -> PodRestart
     here = [p for p in pods(cluster, component) if p["spec"].get("nodeName") == cluster.container(node)]
     if not here:
         return None
-    counted = [pod_restarts(p) for p in here]
+    counted = [kubeapi.pod_restarts(p) for p in here]
     return PodRestarts(sum(c.restarts for c in counted), max((c.started_at for c in counted if c.started_at),
                                                              default=None))
 
