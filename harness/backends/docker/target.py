@@ -30,10 +30,15 @@ class DockerTarget(ProcessTarget):
         """Inside the host's container, as its own command starts the others at boot (a reboot starts these too:
         hostinit.py reads the run's control directories)."""
         for spec in specs:
-            client().container.execute(
-                self.container(host), ["python3", "-m", "harness.backends.process.supervisor",
-                                       str(self.run_dir / "components" / spec.id)],
-                detach=True, envs={"PYTHONPATH": str(source_root()), "PYTHONDONTWRITEBYTECODE": "1"})
+            try:
+                client().container.execute(
+                    self.container(host), ["python3", "-m", "harness.backends.process.supervisor",
+                                           str(self.run_dir / "components" / spec.id)],
+                    detach=True, envs={"PYTHONPATH": str(source_root()), "PYTHONDONTWRITEBYTECODE": "1"})
+            except DockerException as error:
+                raise FaultError(f"could not start the keeper of {spec.id} in {self.container(host)}: "
+                                 f"{str(error).strip().splitlines()[-1]}",
+                                 f"docker start {self.container(host)}, then quorum heal {self.run_dir}") from None
 
     def container(self, host: str) -> str:
         self.topology.host(host)  # KeyError naming the hosts

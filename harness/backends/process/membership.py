@@ -61,6 +61,10 @@ class Membership(Scalable):
         deadline = time.monotonic() + KEEPER_WAIT_S
         while any(self.keeper_pid(spec.id) is None for spec in specs) and time.monotonic() < deadline:
             time.sleep(0.1)
+        missing = [spec.id for spec in specs if self.keeper_pid(spec.id) is None]
+        if missing:  # said here, not later as a member etcd never promoted
+            raise FaultError(f"the keepers of {', '.join(missing)} did not start within {KEEPER_WAIT_S:g} s",
+                             f"read {self.run_dir / 'logs'}, then quorum heal {self.run_dir}")
 
     def drain_host(self, host: str) -> None:
         if host not in self.hosts("controller"):
