@@ -14,7 +14,7 @@ from harness.toolchain.versions import KUBERNETES_DEFAULT, UPGRADE_TO
 
 ROOT = Path(__file__).resolve().parents[2]
 # (running, upgraded to): adjacent minors, each the newest patch the Go module proxy served when it was added
-PAIRS = [(KUBERNETES_DEFAULT, UPGRADE_TO), ("v1.35.4", "v1.36.3")]
+PAIRS = [(KUBERNETES_DEFAULT, UPGRADE_TO), ("v1.35.4", "v1.36.3"), ("v1.36.3", "v1.37.2")]
 
 
 def test_the_pairs_are_adjacent_minors_and_the_first_is_what_ci_runs():
