@@ -10,8 +10,8 @@ import pytest
 from harness.checkers import slo
 from harness.target.protocol import Target
 from harness.history import History
-from harness.checkers.server_slo import EVENT
-from harness.load.generator import LoadGenerator, LoadSummary, spec_for
+from harness.load.generator import LoadGenerator, spec_for
+from harness.load.scraped import ScrapedLoad
 from harness.metrics import api_responsiveness, etcd_window
 from harness.monitors.nodes import NodeReadiness
 from harness.report.load_plots import plot_load
@@ -26,36 +26,6 @@ def node_readiness(cluster: Target, history: History) -> Iterator[NodeReadiness 
     yield monitor
     if monitor.running:
         monitor.stop()
-
-
-class ScrapedLoad:
-    """The load generator, with every apiserver's own latency histograms scraped before it starts and as soon as it
-    stopped: the difference is recorded as a `server-side-latency` event before the test judges it."""
-
-    def __init__(self, cluster: Target, history: History, generator: LoadGenerator) -> None:
-        self.cluster, self.history, self.generator = cluster, history, generator
-        self.before = api_responsiveness.scrape(cluster)
-        self.etcd_before = etcd_window.scrape(cluster)
-        self.server: list[api_responsiveness.ServerRow] | None = None
-        self.missing: list[str] = []
-        self.etcd: list[etcd_window.MemberWindow] = []
-
-    def wait(self) -> LoadSummary:
-        summary = self.generator.wait()
-        self._scrape_after()
-        return summary
-
-    def stop(self) -> LoadSummary:
-        summary = self.generator.stop()
-        self._scrape_after()
-        return summary
-
-    def _scrape_after(self) -> None:
-        if self.server is None:
-            self.server, self.missing = api_responsiveness.between(self.before, api_responsiveness.scrape(self.cluster))
-            self.history.event(EVENT, rows=[r.as_dict() for r in self.server], apiservers_missing=self.missing)
-            self.etcd, etcd_missing = etcd_window.between(self.etcd_before, etcd_window.scrape(self.cluster))
-            self.history.event(etcd_window.EVENT, members=[r.as_dict() for r in self.etcd], missing=etcd_missing)
 
 
 @pytest.fixture
