@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -28,9 +29,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import write_results as _write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
+from harness.checkers.server_slo import server_latency_slo  # noqa: E402
 from harness.checkers.slo import error_rate, heartbeat_health, latency_slo  # noqa: E402
 from harness.history import History  # noqa: E402
 from harness.load.generator import LoadGenerator, spec_for  # noqa: E402
+from harness.load.scraped import ScrapedLoad  # noqa: E402
 from harness.monitors.nodes import NodeReadiness  # noqa: E402
 from harness.topology import Component  # noqa: E402
 
@@ -165,45 +168,81 @@ def capacity(counts: list[int], seconds: float) -> None:
                 history = History()
                 monitor = NodeReadiness(c.cluster, history).start()
                 spec = spec_for(c.cluster, users=10, rate_per_s=20, duration_s=seconds)
-                LoadGenerator(c.cluster, history, spec, c.scratch / "load").start().wait()
+                load = ScrapedLoad(c.cluster, history, LoadGenerator(c.cluster, history, spec, c.scratch / "load"))
+                load.generator.start()
+                load.wait()
                 monitor.stop()
-                verdicts = [latency_slo(history, window_s=20.0), error_rate(history),
-                            heartbeat_health(history, expected=count)]
+                # judged as the load suite's steady scenario judges: latency inside the apiservers (the SLI's own
+                # definition), errors, heartbeats; the client's 20 s windows shown beside it
+                verdicts = [server_latency_slo(history), error_rate(history), heartbeat_health(history, expected=count)]
+                client = latency_slo(history, window_s=20.0)
                 rows.append({"nodes": count, "nodes_ready_s": round(c.hollow["nodes_ready_s"], 1),
                              "slos_met": "yes" if all(verdicts) else "no",
-                             "failed": "; ".join(v.explanation[:120] for v in verdicts if not v.passed) or "-"})
+                             "client_side_met": "yes" if client.passed else "no",
+                             "failed": "; ".join(v.explanation[:160] for v in verdicts if not v.passed) or "-"})
         except Exception as error:  # noqa: BLE001 - a count the machine cannot bring up is a figure too
-            rows.append({"nodes": count, "nodes_ready_s": "-", "slos_met": "no", "failed": f"up failed: {str(error)[:160]}"})
+            rows.append({"nodes": count, "nodes_ready_s": "-", "slos_met": "no", "client_side_met": "-",
+                         "failed": f"up failed: {str(error)[:160]}"})
     # counts measured in an earlier run are kept unless measured again, so a sweep can be refined
     earlier = ROOT / "bench" / "results" / "load_capacity.json"
     if earlier.exists():
         measured = {row["nodes"] for row in rows}
         rows += [row for row in json.loads(earlier.read_text())["rows"] if row["nodes"] not in measured]
     rows.sort(key=lambda row: row["nodes"])
-    write_results("load_capacity", rows, ["nodes", "nodes_ready_s", "slos_met", "failed"],
+    write_results("load_capacity", rows, ["nodes", "nodes_ready_s", "slos_met", "client_side_met", "failed"],
                   "Highest hollow node count with the SLOs met",
                   f"Each count: its own cluster (one kwok controller per 1500 nodes), the ci load for {seconds:.0f} s, "
-                  "the latency SLOs in 20 s windows, the 0.5 % error budget and node heartbeats. Rows can come from "
-                  "separate runs (bench/results/load_capacity.json keeps counts not measured again).")
+                  "the latency SLOs inside the apiservers over the load's window (as the load suite judges them, "
+                  "docs/load.md), the 0.5 % error budget and node heartbeats; client_side_met: the same SLOs at the "
+                  "client in 20 s windows (shown, not judged; rows measured before 2026-11-28 were judged only at the "
+                  "client, so their slos_met is -). Rows can come from separate runs "
+                  "(bench/results/load_capacity.json keeps counts not measured again).")
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of this process's reaped children: a generator's own cost, measured around it."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _locust(c: Cluster, seconds: float, anonymous: bool) -> tuple[float, float]:
+    """One locust process as fast as it goes on GET /readyz: (requests/s, CPU seconds it spent)."""
+    spec = spec_for(c.cluster, users=20, rate_per_s=5000, duration_s=seconds, mix={"readyz": 1}, unpaced=True,
+                    processes=1, anonymous=anonymous)
+    before = _children_cpu_s()
+    summary = LoadGenerator(c.cluster, History(), spec, c.scratch / "load").start().wait()
+    return summary.rps, _children_cpu_s() - before
 
 
 def rps(seconds: float) -> None:
     with Cluster(1000) as c:
         url = f"{c.cluster.topology.api_endpoint}/readyz"
-        spec = spec_for(c.cluster, users=20, rate_per_s=5000, duration_s=seconds, mix={"readyz": 1}, unpaced=True,
-                        processes=1)
-        summary = LoadGenerator(c.cluster, History(), spec, c.scratch / "load").start().wait()
+        measured = {"locust (1 process, FastHttpUser, 20 users, client certificate)": _locust(c, seconds, False),
+                    "locust (1 process, FastHttpUser, 20 users, anonymous)": _locust(c, seconds, True)}
+        before = _children_cpu_s()
         out = subprocess.run(["wrk", "-t1", "-c20", f"-d{int(seconds)}s", url], capture_output=True, text=True,
                              timeout=seconds + 60).stdout
         match = re.search(r"Requests/sec:\s+([\d.]+)", out)
-        wrk_rps = float(match.group(1)) if match else 0.0
-    rows = [{"tool": "locust (1 process, FastHttpUser, 20 users, client certificate)", "rps": round(summary.rps, 1)},
-            {"tool": "wrk (1 thread, 20 connections, anonymous)", "rps": round(wrk_rps, 1)},
-            {"tool": "ratio locust / wrk", "rps": round(summary.rps / wrk_rps, 3) if wrk_rps else "-"}]
-    write_results("load_rps", rows, ["tool", "rps"], "Requests per second: one locust process vs wrk",
-                  f"Both against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
+        measured["wrk (1 thread, 20 connections, anonymous)"] = (float(match.group(1)) if match else 0.0,
+                                                                  _children_cpu_s() - before)
+    # requests per CPU second of the generator itself: what generating costs the machine, whatever the server does
+    rows = [{"tool": tool, "rps": round(rate, 1), "cpu_cores": round(cpu_s / seconds, 2),
+             "rps_per_core": round(rate * seconds / cpu_s) if cpu_s else "-"}
+            for tool, (rate, cpu_s) in measured.items()]
+    wrk_rate, wrk_cpu_s = measured["wrk (1 thread, 20 connections, anonymous)"]
+    for tool, (rate, cpu_s) in list(measured.items())[:2]:
+        rows.append({"tool": f"ratio {tool.split(', ')[-1].rstrip(')')} locust / wrk",
+                     "rps": round(rate / wrk_rate, 3) if wrk_rate else "-", "cpu_cores": "",
+                     "rps_per_core": round((rate / cpu_s) / (wrk_rate / wrk_cpu_s), 3) if cpu_s and wrk_cpu_s else "-"})
+    write_results("load_rps", rows, ["tool", "rps", "cpu_cores", "rps_per_core"],
+                  "Requests per second: one locust process vs wrk",
+                  f"All against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
                   "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
-                  "certificates) and locust hit the same endpoint.")
+                  "certificates) and locust hit the same endpoint; locust also runs anonymously, so the server does "
+                  "the same work for both. cpu_cores: the generator's own CPU time (user + system, from getrusage of "
+                  "its reaped process, locust's start-up included) over the run; rps_per_core: requests per CPU "
+                  "second of the generator, what issue #25's 0.6 goal compares. The server shares the machine, so "
+                  "rps alone also measures how much CPU each generator leaves it.")
 
 
 def main() -> None:

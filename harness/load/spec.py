@@ -62,6 +62,7 @@ class LoadSpec(BaseModel):
     request_timeout_s: float = Field(60.0, gt=0, description="client-side timeout of one request")
     churn_limit_per_s: float = CHURN_LIMIT_PER_S
     unpaced: bool = Field(False, description="no wait between requests (benchmarks): rate_per_s only bounds the count")
+    anonymous: bool = Field(False, description="no client certificate (benchmarks: the health endpoints wrk reads)")
 
     @model_validator(mode="after")
     def sane(self) -> "LoadSpec":

@@ -48,7 +48,8 @@ def configure(spec: LoadSpec) -> None:
 def _ssl_context():
     assert SPEC is not None
     context = ssl.create_default_context(cafile=str(SPEC.ca))
-    context.load_cert_chain(str(SPEC.cert), str(SPEC.key))
+    if not SPEC.anonymous:
+        context.load_cert_chain(str(SPEC.cert), str(SPEC.key))
     return context
 
 
