@@ -73,6 +73,10 @@ class LoadSpec(BaseModel):
         if naming and not self.nodes:
             raise ValueError(f"the tasks {naming} name a node, and nodes is empty; fix: list nodes, or weigh those "
                              "tasks 0")
+        authenticated = sorted(t for t, w in self.mix.items() if w > 0 and TASKS[t][2] != "health")
+        if self.anonymous and authenticated:
+            raise ValueError(f"anonymous requests are refused except on the health endpoints, and {authenticated} "
+                             "read or write the API; fix: drop anonymous, or weigh only readyz")
         if not any(w > 0 for w in self.mix.values()) or any(w < 0 for w in self.mix.values()):
             raise ValueError("mix weights must be >= 0 with at least one positive; fix: e.g. {get_node: 1}")
         if self.churn_per_s > self.churn_limit_per_s:

@@ -153,6 +153,12 @@ def test_mix_weights_are_whole_numbers():
         parse_spec(_spec(mix={"get_node": 0.5}))
 
 
+def test_an_anonymous_load_may_only_read_the_health_endpoints():
+    with pytest.raises(LoadSpecError, match=r"anonymous requests are refused .* \['get_node'\] .*fix: drop anonymous"):
+        parse_spec(_spec(anonymous=True, mix={"get_node": 1, "readyz": 1}))
+    assert parse_spec(_spec(anonymous=True, mix={"readyz": 1, "get_node": 0})).anonymous
+
+
 def test_a_share_splits_users_and_rate_between_processes():
     spec = parse_spec(_spec(users=5, rate_per_s=10, processes=2))
     assert [spec.share(i).users for i in range(2)] == [3, 2]
