@@ -45,7 +45,9 @@ def configure(spec: LoadSpec) -> None:
         ApiClientUser.wait_time = constant(0)
 
 
-def _ssl_context():
+def _ssl_context(cafile: str | None = None):
+    """The cluster's CA only. geventhttpclient passes its default bundle as `cafile`, and adds that bundle to a
+    context whose factory takes no such argument: the users would then trust every public CA for the apiserver."""
     assert SPEC is not None
     context = ssl.create_default_context(cafile=str(SPEC.ca))
     if not SPEC.anonymous:
