@@ -161,8 +161,13 @@ def wait_nodes_ready(api: ApiClient, count: int, timeout_s: float, say: Say) -> 
 
 
 def ensure_namespace(api: ApiClient, name: str) -> None:
-    response = api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                          "metadata": {"name": name}})
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    try:
+        response = api.request("POST", "/api/v1/namespaces", body)
+    except requests.ConnectionError:
+        # a kept-alive connection closed before it answered (the LB shuts the sessions of a backend it marks down,
+        # seen in CI on a CPU-starved apiserver): once more on a new one; 409 covers a first try that landed
+        response = api.request("POST", "/api/v1/namespaces", body)
     _check(response, f"creating namespace {name}", (200, 201, 409))
 
 
