@@ -1,8 +1,10 @@
 """Creating a namespace survives a kept-alive connection that is closed before it answers (a load balancer shutting
 the sessions of a backend it marked down), against a real HTTP server on loopback."""
 
+import contextlib
 import http.server
 import threading
+from collections.abc import Iterator
 
 import pytest
 import requests
@@ -37,31 +39,29 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def _api(dropped: int):
+@contextlib.contextmanager
+def _api(dropped: int) -> Iterator[ApiClient]:
+    """A client with a kept-alive connection to a loopback server, as after a cluster's bring-up; the server stops
+    however the test ends."""
     _Handler.posts, _Handler.dropped = 0, dropped
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    api = ApiClient(f"http://127.0.0.1:{httpd.server_address[1]}", ca="", client=None)
-    assert api.get("/readyz").status_code == 200  # a kept-alive connection, as after the cluster's bring-up
-    return api, httpd
+    try:
+        api = ApiClient(f"http://127.0.0.1:{httpd.server_address[1]}", ca="", client=None)
+        assert api.get("/readyz").status_code == 200
+        yield api
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def test_a_post_closed_without_an_answer_is_sent_once_more():
-    api, httpd = _api(dropped=1)
-    try:
+    with _api(dropped=1) as api:
         ensure_namespace(api, "quorum-load")
-        assert _Handler.posts == 2
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    assert _Handler.posts == 2
 
 
 def test_a_second_close_reaches_the_caller():
-    api, httpd = _api(dropped=2)
-    try:
-        with pytest.raises(requests.ConnectionError):
-            ensure_namespace(api, "quorum-load")
-        assert _Handler.posts == 2
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with _api(dropped=2) as api, pytest.raises(requests.ConnectionError):
+        ensure_namespace(api, "quorum-load")
+    assert _Handler.posts == 2
