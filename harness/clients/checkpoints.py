@@ -4,7 +4,7 @@ through the API only, so it works on any self-hosted cluster with a bootkube-sty
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import requests
 
@@ -22,10 +22,19 @@ class Checkpointed:
 
     parents: dict[str, bool]  # node -> its parent pod is Ready
     checkpoints: set[str]  # nodes where a checkpoint of a parent runs
+    containers: dict[str, frozenset[str]] = field(default_factory=dict)  # node -> its parent's container ids
 
-    def taken_over(self, nodes: int) -> bool:
-        """Every node's parent Ready again and no checkpoint left running."""
-        return len(self.parents) >= nodes and all(self.parents.values()) and not self.checkpoints
+    def taken_over(self, nodes: int, since: "Checkpointed | None" = None) -> bool:
+        """Every node's parent Ready again and no checkpoint left running. With `since`, a view read before a power
+        loss: only parents whose containers are all new since then count, because the API's first answers after a
+        power loss still show the statuses from before it until each kubelet reports again (docs/checkpointer.md)."""
+        restarted = since is None or all(self.restarted_since(since, node) for node in self.parents)
+        return restarted and len(self.parents) >= nodes and all(self.parents.values()) and not self.checkpoints
+
+    def restarted_since(self, earlier: "Checkpointed", node: str) -> bool:
+        """Whether `node`'s parent runs containers and none of them is one `earlier` saw."""
+        now = self.containers.get(node, frozenset())
+        return bool(now) and not now & earlier.containers.get(node, frozenset())
 
 
 def namespace_pods(api: ApiClient, namespace: str = "kube-system") -> list[dict] | None:
@@ -51,7 +60,13 @@ def view(api: ApiClient, component: str = "kube-apiserver", namespace: str = "ku
     own = {p["metadata"]["name"]: p for p in parents(pods, component)}
     running = {p.get("spec", {}).get("nodeName", "") for p in pods
                if (p["metadata"].get("annotations") or {}).get(CHECKPOINT_OF) in own}
-    return Checkpointed({p.get("spec", {}).get("nodeName", ""): pod_ready(p) for p in own.values()}, running)
+    return Checkpointed({p.get("spec", {}).get("nodeName", ""): pod_ready(p) for p in own.values()}, running,
+                        {p.get("spec", {}).get("nodeName", ""): _container_ids(p) for p in own.values()})
+
+
+def _container_ids(pod: dict) -> frozenset[str]:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return frozenset(s["containerID"] for s in statuses if s.get("containerID"))
 
 
 def stale(pods: list[dict], component: str, command: list[str]) -> dict[str, str]:

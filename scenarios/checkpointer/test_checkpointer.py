@@ -18,13 +18,14 @@ from harness.target.protocol import HostRole
 pytestmark = [pytest.mark.requires(Capability.SELF_HOSTED, Capability.NODE_POWER), pytest.mark.destructive]
 
 
-def _taken_over(cluster, nodes: int) -> bool:
+def _taken_over(cluster, nodes: int, since: checkpoints.Checkpointed | None = None) -> bool:
     seen = checkpoints.view(cluster.api)
-    return seen is not None and seen.taken_over(nodes)
+    return seen is not None and seen.taken_over(nodes, since)
 
 
-def _recovered(cluster, history, nodes: int) -> list:
-    return power_loss.recovered(cluster, history, handed_back=lambda: _taken_over(cluster, nodes),
+def _recovered(cluster, history, nodes: int, before: checkpoints.Checkpointed) -> list:
+    """`before`: the view read before the power loss, whose statuses the API still shows until the kubelets report."""
+    return power_loss.recovered(cluster, history, handed_back=lambda: _taken_over(cluster, nodes, before),
                                 what="every node's DaemonSet apiserver Ready and no checkpoint of it running")
 
 
@@ -36,11 +37,12 @@ def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_ch
     (checkpoint_hand_back_s); the whole cluster is healthy within the power-loss objective, and what was written
     before is still there."""
     nodes = len(cluster.hosts(HostRole.CONTROLLER))
-    assert _taken_over(cluster, nodes), f"before the fault: {checkpoints.view(cluster.api)}"
+    before = checkpoints.view(cluster.api)
+    assert before is not None and before.taken_over(nodes), f"before the fault: {before}"
     marker = write_marker(cluster.api)
     with nemesis.fault(NodeRestart()):
         pass  # the nodes were killed and started again; heal only makes sure they all run
-    recovery = _recovered(cluster, history, nodes)
+    recovery = _recovered(cluster, history, nodes, before)
     verdicts = judge(
         history, *recovery,
         object_kept(what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
@@ -61,8 +63,9 @@ def test_the_checkpointer_killed_while_the_api_is_down_still_brings_it_back(clus
     nodes = len(cluster.hosts(HostRole.CONTROLLER))
     pods = checkpoints.namespace_pods(cluster.api)
     containers = checkpoints.checkpointer_containers(pods or [])
-    assert _taken_over(cluster, nodes) and len(containers) == 1, (
-        f"before the fault: {checkpoints.view(cluster.api)}; checkpointer containers {containers}")
+    before = checkpoints.view(cluster.api)
+    assert before is not None and before.taken_over(nodes) and len(containers) == 1, (
+        f"before the fault: {before}; checkpointer containers {containers}")
     with nemesis.fault(NodeRestart()):
         pass
     with nemesis.fault(ContainerKill(container=containers.pop(), after="kube-apiserver")) as kill:
@@ -71,7 +74,7 @@ def test_the_checkpointer_killed_while_the_api_is_down_still_brings_it_back(clus
     answering = [host for host in cluster.hosts(HostRole.CONTROLLER) if cluster.apiserver(host).ready(timeout=1.0)]
     assert not answering, (f"the apiserver on {answering} answered as soon as the checkpointer was killed: the kill "
                            "came too late to test a checkpointer killed while the API is down")
-    recovery = _recovered(cluster, history, nodes)
+    recovery = _recovered(cluster, history, nodes, before)
     verdicts = judge(history, *recovery,
                      figures={"killed": str(kill.captured.get("killed")),
                               "checkpoints_after": str(checkpoints.view(cluster.api))},

@@ -146,6 +146,24 @@ def test_the_api_view_hands_back_only_when_every_parent_is_ready_and_no_checkpoi
     assert checkpoints.view(FakeApi(None)) is None
 
 
+def test_after_a_power_loss_only_parents_with_new_containers_count_as_handed_back():
+    """The API's first answers after a power loss still show the statuses from before it (Ready, no checkpoint's
+    mirror pod yet): read against the view from before, that is not a hand-back (ci of 2026-11-28: a twin passed)."""
+    from harness.clients import checkpoints
+
+    def parent(*ids: str) -> dict:
+        pod_ = pod("kube-apiserver-6r288", "n1", True, labels={"k8s-app": "kube-apiserver"})
+        pod_["status"]["containerStatuses"] = [{"name": "kube-apiserver", "containerID": f"containerd://{i}"}
+                                               for i in ids]
+        return pod_
+
+    before = checkpoints.view(FakeApi([parent("aaa")]))
+    assert before.taken_over(1) and not checkpoints.view(FakeApi([parent("aaa")])).taken_over(1, before)
+    assert checkpoints.view(FakeApi([parent("bbb")])).taken_over(1, before)
+    assert not checkpoints.view(FakeApi([parent()])).taken_over(1, before)  # no container reported yet
+    assert not checkpoints.view(FakeApi([parent("bbb", "aaa")])).taken_over(1, before)  # one of them is old
+
+
 def test_a_stale_checkpoint_is_one_of_the_component_whose_command_is_not_the_current_one():
     from harness.clients import checkpoints
 
