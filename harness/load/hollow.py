@@ -167,7 +167,11 @@ def ensure_namespace(api: ApiClient, name: str) -> None:
     except requests.ConnectionError:
         # a kept-alive connection closed before it answered (the LB shuts the sessions of a backend it marks down,
         # seen in CI on a CPU-starved apiserver): once more on a new one; 409 covers a first try that landed
-        response = api.request("POST", "/api/v1/namespaces", body)
+        try:
+            response = api.request("POST", "/api/v1/namespaces", body)
+        except requests.ConnectionError as error:
+            raise ClusterError(f"creating namespace {name}: the connection closed twice without an answer ({error})",
+                               "check that the apiserver answers (`quorum status`), then run again") from error
     _check(response, f"creating namespace {name}", (200, 201, 409))
 
 

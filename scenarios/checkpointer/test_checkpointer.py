@@ -18,7 +18,7 @@ from harness.target.protocol import HostRole
 pytestmark = [pytest.mark.requires(Capability.SELF_HOSTED, Capability.NODE_POWER), pytest.mark.destructive]
 
 
-def _taken_over(cluster, nodes: int, since: checkpoints.Checkpointed | None = None) -> bool:
+def _taken_over(cluster, nodes: int, since: checkpoints.Checkpointed) -> bool:
     seen = checkpoints.view(cluster.api)
     return seen is not None and seen.taken_over(nodes, since)
 

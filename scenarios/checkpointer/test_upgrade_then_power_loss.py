@@ -33,7 +33,6 @@ def test_an_apiserver_upgraded_then_powered_off_comes_back_as_the_new_version_ne
         return rollout.pods(cluster.api, "kube-apiserver") or rollout.Pods([])
 
     recorded: list[dict] = []
-    before: list[checkpoints.Checkpointed] = []  # read before the power loss (the API shows it until kubelets report)
 
     def look_for_stale() -> None:
         """Record each new sight of a stale checkpoint running (node -> the old parent it stands for)."""
@@ -45,15 +44,15 @@ def test_an_apiserver_upgraded_then_powered_off_comes_back_as_the_new_version_ne
     def handed_back() -> bool:
         look_for_stale()
         seen = checkpoints.view(cluster.api)
-        return seen is not None and seen.taken_over(nodes, before[0]) and current().running(upgrade.command)
+        return seen is not None and seen.taken_over(nodes, before) and current().running(upgrade.command)
 
     with nemesis.fault(upgrade):
         # each node's new pod started and Ready, the old one stopped within its grace period and gone from the API
         done = wait_recorded(history, "rollout.done", lambda: current().running(upgrade.command), timeout_s=RESTORED_S)
         assert done is not None, f"the upgrade was not rolled out: {current()}"
-        seen = checkpoints.view(cluster.api)
-        assert seen is not None, "the API stopped answering after the upgrade, before the power loss"
-        before.append(seen)
+        # read before the power loss: the API shows these statuses until the kubelets report again
+        before = checkpoints.view(cluster.api)
+        assert before is not None, "the API stopped answering after the upgrade, before the power loss"
         with nemesis.fault(NodeRestart()):
             pass
         recovery = power_loss.recovered(cluster, history, handed_back=handed_back,
