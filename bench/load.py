@@ -3,7 +3,7 @@
     python bench/load.py ready [--counts 1000]        # time until N hollow nodes (and their pods) are Ready
     python bench/load.py usage [--seconds 30]         # CPU and memory of the cluster and the harness, 1000 nodes
     python bench/load.py capacity [--counts 1000 2000 3000]  # highest node count with the ci load within SLOs
-    python bench/load.py rps [--seconds 20]           # one locust process vs wrk, same endpoint, same run
+    python bench/load.py rps [--seconds 20]           # one locust process, vegeta and wrk, same endpoint
 
 Each mode brings up its own cluster in a scratch run directory and takes it down again.
 """
@@ -14,8 +14,6 @@ import argparse
 import json
 import os
 import re
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -199,50 +197,31 @@ def capacity(counts: list[int], seconds: float) -> None:
                   "(bench/results/load_capacity.json keeps counts not measured again).")
 
 
-def _children_cpu_s() -> float:
-    """CPU seconds (user + system) of this process's reaped children: a generator's own cost, measured around it."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _locust(c: Cluster, seconds: float, anonymous: bool) -> tuple[float, float]:
-    """One locust process as fast as it goes on GET /readyz: (requests/s, CPU seconds it spent)."""
-    spec = spec_for(c.cluster, users=20, rate_per_s=5000, duration_s=seconds, mix={"readyz": 1}, unpaced=True,
-                    processes=1, anonymous=anonymous)
-    before = _children_cpu_s()
-    summary = LoadGenerator(c.cluster, History(), spec, c.scratch / "load").start().wait()
-    return summary.rps, _children_cpu_s() - before
-
-
 def rps(seconds: float) -> None:
+    import load_rps
+
     with Cluster(1000) as c:
         url = f"{c.cluster.topology.api_endpoint}/readyz"
-        measured = {"locust (1 process, FastHttpUser, 20 users, client certificate)": _locust(c, seconds, False),
-                    "locust (1 process, FastHttpUser, 20 users, anonymous)": _locust(c, seconds, True)}
-        before = _children_cpu_s()
-        out = subprocess.run(["wrk", "-t1", "-c20", f"-d{int(seconds)}s", url], capture_output=True, text=True,
-                             timeout=seconds + 60).stdout
-        match = re.search(r"Requests/sec:\s+([\d.]+)", out)
-        measured["wrk (1 thread, 20 connections, anonymous)"] = (float(match.group(1)) if match else 0.0,
-                                                                  _children_cpu_s() - before)
-    # requests per CPU second of the generator itself: what generating costs the machine, whatever the server does
-    rows = [{"tool": tool, "rps": round(rate, 1), "cpu_cores": round(cpu_s / seconds, 2),
-             "rps_per_core": round(rate * seconds / cpu_s) if cpu_s else "-"}
-            for tool, (rate, cpu_s) in measured.items()]
-    wrk_rate, wrk_cpu_s = measured["wrk (1 thread, 20 connections, anonymous)"]
-    for tool, (rate, cpu_s) in list(measured.items())[:2]:
-        rows.append({"tool": f"ratio {tool.split(', ')[-1].rstrip(')')} locust / wrk",
-                     "rps": round(rate / wrk_rate, 3) if wrk_rate else "-", "cpu_cores": "",
-                     "rps_per_core": round((rate / cpu_s) / (wrk_rate / wrk_cpu_s), 3) if cpu_s and wrk_cpu_s else "-"})
-    write_results("load_rps", rows, ["tool", "rps", "cpu_cores", "rps_per_core"],
-                  "Requests per second: one locust process vs wrk",
+        ca, _ = c.cluster.load_credentials()
+        measured = {
+            "locust (1 process, FastHttpUser, 20 users, client certificate)": load_rps.locust(c, seconds, False),
+            "locust (1 process, FastHttpUser, 20 users, anonymous)": load_rps.locust(c, seconds, True),
+            "vegeta (1 process, 20 workers, anonymous)": load_rps.vegeta(url, ca, seconds, c.scratch / "vegeta"),
+            "wrk (1 thread, 20 connections, anonymous)": load_rps.wrk(url, seconds),
+        }
+    write_results("load_rps", load_rps.rows(measured, seconds, "wrk (1 thread, 20 connections, anonymous)"),
+                  ["tool", "rps", "cpu_cores", "rps_per_core", "tcp_opens", "on_cpu", "waiting"],
+                  "Requests per second: one locust process, vegeta and wrk",
                   f"All against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
                   "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
-                  "certificates) and locust hit the same endpoint; locust also runs anonymously, so the server does "
-                  "the same work for both. cpu_cores: the generator's own CPU time (user + system, from getrusage of "
-                  "its reaped process, locust's start-up included) over the run; rps_per_core: requests per CPU "
-                  "second of the generator, what issue #25's 0.6 goal compares. The server shares the machine, so "
-                  "rps alone also measures how much CPU each generator leaves it.")
+                  "certificates), vegeta and locust hit the same endpoint; locust also runs anonymously, so the "
+                  "server does the same work for all. All use HTTP/1.1 and 20 connections. cpu_cores: the "
+                  "generator's own CPU time (user + system, from getrusage of its reaped process, locust's start-up "
+                  "included) over the run; rps_per_core: requests per CPU second of the generator, what issue #25's "
+                  "0.6 goal compares; tcp_opens: TCP connections opened during the run (nstat TcpActiveOpens: one "
+                  "per connection means connections are reused); on_cpu and waiting: cores the generator ran on and "
+                  "waited for while runnable, over the middle of its run (/proc/PID/task/*/schedstat). The server "
+                  "shares the machine, so rps alone also measures how much CPU each generator leaves it.")
 
 
 def main() -> None:

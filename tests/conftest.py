@@ -54,7 +54,7 @@ def process_lane_twins() -> set[str]:
 
 # the tests that build no cluster: a lane of their own, at a lower priority (docs/design.md, CI's time)
 BACKGROUND = {"integration/test_toolchain_install.py", "integration/test_report.py",
-              "integration/test_lifecycle_matrix.py"}
+              "integration/test_lifecycle_matrix.py", "integration/test_load_generators.py"}
 BACKGROUND_NICE = 10
 
 

@@ -10,7 +10,7 @@ from enum import Enum
 from pathlib import Path
 
 from harness.toolchain.versions import (ALLURE_VERSION, COREDNS_VERSION, CRICTL_VERSION, ETCD_VERSION,
-                                       KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, Version,
+                                       KIND_VERSION, KUBERNETES_BINARIES, KWOK_VERSION, VEGETA_VERSION, Version,
                                        etcd_modules)
 
 
@@ -62,6 +62,9 @@ TOOLS: tuple[Tool, ...] = (
          pinned=CRICTL_VERSION, version_variable="sigs.k8s.io/cri-tools/pkg/version.Version"),
     # the cluster DNS of kind clusters (kubeadm's coredns addon), built into the kind node image
     Tool("coredns", Source.GO_INSTALL, ("-version",), package="github.com/coredns/coredns", pinned=COREDNS_VERSION),
+    # a compiled load generator: bench/load.py rps compares it with locust and wrk on the same endpoint
+    Tool("vegeta", Source.GO_INSTALL, ("-version",), package="github.com/tsenart/vegeta/v12", pinned=VEGETA_VERSION,
+         version_variable="main.Version"),
     Tool("etcd", Source.GO_WRAPPER, ("--version",), package="go.etcd.io/etcd/server/v3", pinned=ETCD_VERSION,
          modules=etcd_modules),
     Tool("etcdctl", Source.GO_WRAPPER, ("version",), package="go.etcd.io/etcd/etcdctl/v3", pinned=ETCD_VERSION,

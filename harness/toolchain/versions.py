@@ -23,6 +23,8 @@ KWOK_VERSION = "v0.8.0"
 KIND_VERSION = "v0.33.0"
 # crictl for the pod checkpointer's image (the runtime's pod sandboxes): the release of Kubernetes 1.34's CRI
 CRICTL_VERSION = "v1.34.0"
+# a compiled HTTP load generator, beside locust: what generating a request costs without Python (docs/load.md)
+VEGETA_VERSION = "v12.13.0"
 # etcd from the Go module proxy (Debian bookworm's 3.4.23 is older than 3.4.31, so kube-apiserver turns
 # off RequestWatchProgress; client-go >= 0.35 informers then stall, measured with kwok: docs/toolchain.md).
 ETCD_VERSION = "v3.5.21"
