@@ -158,6 +158,12 @@ def usage(seconds: float) -> None:
                   "core (issue #25's goal: the harness at most 15 % at the ci load).")
 
 
+def busiest(used: dict[str, tuple[float, float]], top: int = 3) -> str:
+    """The processes using the most CPU, in % of one core: what limits the count on this machine."""
+    ranked = sorted(used.items(), key=lambda item: -item[1][0])[:top]
+    return ", ".join(f"{name} {cpu:.0f} %" for name, (cpu, _) in ranked)
+
+
 def capacity(counts: list[int], seconds: float) -> None:
     rows = []
     for count in counts:
@@ -168,6 +174,9 @@ def capacity(counts: list[int], seconds: float) -> None:
                 spec = spec_for(c.cluster, users=10, rate_per_s=20, duration_s=seconds)
                 load = ScrapedLoad(c.cluster, history, LoadGenerator(c.cluster, history, spec, c.scratch / "load"))
                 load.generator.start()
+                time.sleep(5)  # the workers' start-up is not the cluster's load
+                processes = _processes(c.cluster, load.generator)
+                used = _usage(processes, max(seconds - 15, 10.0))
                 load.wait()
                 monitor.stop()
                 # judged as the load suite's steady scenario judges: latency inside the apiservers (the SLI's own
@@ -177,23 +186,30 @@ def capacity(counts: list[int], seconds: float) -> None:
                 rows.append({"nodes": count, "nodes_ready_s": round(c.hollow["nodes_ready_s"], 1),
                              "slos_met": "yes" if all(verdicts) else "no",
                              "client_side_met": "yes" if client.passed else "no",
+                             "machine_busy_pct": round(_machine_pct(used, processes, "cluster")
+                                                       + _machine_pct(used, processes, "harness"), 1),
+                             "busiest": busiest(used),
                              "failed": "; ".join(v.explanation[:160] for v in verdicts if not v.passed) or "-"})
         except Exception as error:  # noqa: BLE001 - a count the machine cannot bring up is a figure too
             rows.append({"nodes": count, "nodes_ready_s": "-", "slos_met": "no", "client_side_met": "-",
-                         "failed": f"up failed: {str(error)[:160]}"})
+                         "machine_busy_pct": "-", "busiest": "-", "failed": f"up failed: {str(error)[:160]}"})
     # counts measured in an earlier run are kept unless measured again, so a sweep can be refined
     earlier = ROOT / "bench" / "results" / "load_capacity.json"
     if earlier.exists():
         measured = {row["nodes"] for row in rows}
         rows += [row for row in json.loads(earlier.read_text())["rows"] if row["nodes"] not in measured]
     rows.sort(key=lambda row: row["nodes"])
-    write_results("load_capacity", rows, ["nodes", "nodes_ready_s", "slos_met", "client_side_met", "failed"],
+    write_results("load_capacity", rows, ["nodes", "nodes_ready_s", "slos_met", "client_side_met", "machine_busy_pct",
+                                          "busiest", "failed"],
                   "Highest hollow node count with the SLOs met",
                   f"Each count: its own cluster (one kwok controller per 1500 nodes), the ci load for {seconds:.0f} s, "
                   "the latency SLOs inside the apiservers over the load's window (as the load suite judges them, "
                   "docs/load.md), the 0.5 % error budget and node heartbeats; client_side_met: the same SLOs at the "
                   "client in 20 s windows (shown, not judged; rows measured before 2026-11-28 were judged only at the "
-                  "client, so their slos_met is -). Rows can come from separate runs "
+                  "client, so their slos_met is -). machine_busy_pct: the cluster's and the harness's processes "
+                  "together, in % of every core, over the load's middle; busiest: the processes using the most of one "
+                  "core in that window, the first to saturate as the count grows (rows without them were measured "
+                  "before 2026-11-29). Rows can come from separate runs "
                   "(bench/results/load_capacity.json keeps counts not measured again).")
 
 
