@@ -72,6 +72,10 @@ def rolling_change(cluster: Target, nemesis: Nemesis, changes: list[ComponentFau
     result = RolloutResult()
     for first in range(0, len(changes), max(1, at_once)):
         chunk = changes[first:first + max(1, at_once)]
+        for change in chunk if readiness_gate else ():
+            # one that restarts by itself is waited for: a change must see what it changes (when a batch took every
+            # apiserver down, the controller-manager leaders lost their leases and exited; docs/lifecycle.md)
+            ready_within(cluster, change.component, ready_timeout_s)
         for change in chunk if before_each else ():
             before_each(cluster, change.component)
         started = time.monotonic()
