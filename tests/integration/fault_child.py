@@ -6,9 +6,12 @@
           scale (ha3-scale: the spare c4 joined as a controller; one fault only);
           keepers (any target, e.g. a remote one: kube-scheduler@host held, kube-controller-manager@host's flags
           overridden)
-Prints READY once the faults are in place, then sleeps until it is killed.
+Prints READY once the faults are in place, then sleeps until it is killed. SIGUSR1 writes every thread's stack to
+standard error (what a test shows when the child does not exit in time).
 """
 
+import faulthandler
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,6 +21,7 @@ from harness.faults import ModifyFlags, Nemesis, Partition, Pause, RotateCertifi
 from harness.faults.scale import JoinControllers
 from harness.faults.signals import heal_on_signals
 
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 cluster = registry.open_target(Path(sys.argv[1]))
 nemesis = Nemesis(cluster)
 if sys.argv[2] == "keepers":
