@@ -23,7 +23,7 @@ from harness.backends import registry
 from harness.backends.docker import hosts as docker_backend
 from harness.backends.docker.engine import client
 from harness.backends.kind import cluster as kind
-from harness.backends.kind import defects
+from harness.backends.kind import load_balancer
 from harness.backends.kind.pod_bandwidth import pod_to_pod
 from harness.backends.kind.static_pods import MANIFESTS
 from harness.backends.kind.target import KindTarget
@@ -542,24 +542,24 @@ def _reason(twin: str) -> str:
     return next(reason for name, _, _, reason in CASES if name == twin)
 
 
-def _twin_defect(twin: str):
-    return load_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml").defects
-
-
 def test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario(kind_cluster, tmp_path):
-    """The twin kind-lb-no-health-check on this cluster (its own build is the nightly re-proof): the load balancer's
-    health checks removed as the twin's build removes them, the scenario that takes one apiserver away fails for the
-    twin's reason; then the checks are back (the alone phase's suites judge this cluster after the lanes)."""
-    assert _twin_defect("kind-lb-no-health-check").lb_without_health_checks
+    """The twin kind-lb-no-health-check on this cluster (its own build is the nightly re-proof): with the load
+    balancer's health checks removed and one connect attempt per client, as the twin's build configures it, the
+    scenario that takes one apiserver away fails for the twin's reason; then the balancer is as it was (the alone
+    phase's suites judge this cluster after the lanes)."""
+    twin = load_kind_topology(ROOT / "clusters" / "defects" / "kind-lb-no-health-check.yaml")
+    assert twin.defects.lb_without_health_checks
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
-    balancer = f"{cluster.kind_name}-external-load-balancer"
-    checked = client().container.execute(balancer, ["cat", defects.LB_CDS])
-    cluster.replace_file(balancer, defects.LB_CDS, defects.without_health_checks(checked))
+    balancer = load_balancer.balancer(cluster)
+    cds, lds = (load_balancer.read(cluster, path) for path in (load_balancer.LB_CDS, load_balancer.LB_LDS))
+    cluster.replace_file(balancer, load_balancer.LB_CDS, load_balancer.without_health_checks(cds))
+    cluster.replace_file(balancer, load_balancer.LB_LDS, load_balancer.configured_lds(lds, twin.load_balancer))
     try:
         output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/static_pods/test_static_pods.py",
                                  "-k", "corrupted", passing=False)
     finally:
-        cluster.replace_file(balancer, defects.LB_CDS, checked)
+        cluster.replace_file(balancer, load_balancer.LB_CDS, cds)
+        cluster.replace_file(balancer, load_balancer.LB_LDS, lds)
     assert _reason("kind-lb-no-health-check") in output, output[-4000:]
 
 

@@ -14,6 +14,8 @@ from harness.backends.docker.engine import ensure_engine
 from harness.faults import Nemesis, Stop
 from harness.history import History
 from harness.backends.kind.images import LB_IMAGE, build_lb_standin
+from harness.backends.kind.load_balancer import configured_cds, configured_lds
+from harness.backends.kind.topology import KindLoadBalancer
 from tests.integration.conftest import CLUSTERS, in_docker_lane, running
 
 # kind v0.33's GenerateBootstrapCommand (pkg/cluster/internal/loadbalancer/config.go), bootstrap file abridged
@@ -28,6 +30,18 @@ LDS = """resources:
       address: "0.0.0.0"
       port_value: 6443
 """
+
+# the listener as kind renders it, with its TCP proxy (where the connect attempts are set)
+LDS_PROXY = LDS + """  filter_chains:
+  - filters:
+    - name: envoy.filters.network.tcp_proxy
+      typed_config:
+        stat_prefix: ingress_tcp
+        cluster: kube_apiservers
+"""
+# the stand-in's HAProxy statistics, read inside its container through the stats socket (level user)
+SHOW_STAT = ("import socket; s = socket.socket(socket.AF_UNIX); s.connect('/home/envoy/haproxy.sock'); "
+             "s.sendall(b'show stat\\n'); print(s.makefile().read())")
 
 
 def cds(hosts: list[str]) -> str:
@@ -116,3 +130,36 @@ def test_the_standin_balances_kinds_apiservers_routes_around_a_stopped_one_and_f
     wait_for(lambda: names[0] not in docker.container.execute(standin.name, ["cat", "/home/envoy/haproxy.cfg"]),
              10, "the stand-in to apply the new backends")
     wait_for(lambda: readyz_through(address, ca) == 200, 10, "the reloaded stand-in to serve")
+
+
+def servers_up(container, docker) -> int:
+    rows = docker.container.execute(container.name, ["python3", "-c", SHOW_STAT]).splitlines()
+    return sum(1 for row in rows if row.startswith("kube_apiservers,apiserver") and row.split(",")[17].startswith("UP"))
+
+
+@pytest.mark.parametrize("attempts", [3, 1], ids=["quorums-reference", "kinds-own"])
+def test_a_refused_connection_is_tried_on_the_next_apiserver_only_with_more_than_one_connect_attempt(
+        ha3_docker, standin, attempts):
+    """Right after an apiserver is killed, before two failed checks 2 s apart can mark it down, a third of the new
+    connections are sent to its closed port: with three connect attempts (Quorum's reference kind topology) each is
+    tried on the next apiserver and served; with one (kind's Envoy default) it fails."""
+    docker = ensure_engine().client
+    names = [docker_backend.container_name(ha3_docker.run_id, h) for h in ("c1", "c2", "c3")]
+    address = docker.container.inspect(standin.name).network_settings.networks[
+        docker_backend.network_name(ha3_docker.run_id)].ip_address
+    ca = str(ha3_docker.layout.pki.ca.cert)
+    wait_for(lambda: ha3_docker.component_healthy("kube-apiserver", "c1"), 60, "kube-apiserver@c1 ready")
+    settings = KindLoadBalancer(connect_attempts=attempts)
+    configure(standin, docker, configured_lds(LDS_PROXY, settings), configured_cds(cds(names), settings))
+    wait_for(lambda: f"retries {attempts - 1}" in docker.container.execute(standin.name, ["cat", "/home/envoy/haproxy.cfg"]),
+             10, "the stand-in to apply the connect attempts")
+    wait_for(lambda: servers_up(standin, docker) == 3, 30, "every apiserver UP in the stand-in")
+
+    with Nemesis(ha3_docker, History()).fault(Stop(component="kube-apiserver@c1", signal="SIGKILL")):
+        statuses = [readyz_through(address, ca) for _ in range(9)]
+        still_up = servers_up(standin, docker)
+    assert still_up == 3, "the checks marked c1 down before the requests ended: nothing was sent to its closed port"
+    if attempts > 1:
+        assert statuses == [200] * 9, f"a connection refused by c1 was not tried on the next apiserver: {statuses}"
+    else:
+        assert 0 in statuses and statuses.count(200) >= 5, f"with one attempt, c1's share should fail: {statuses}"

@@ -1,12 +1,14 @@
-"""The Envoy stand-in renders kind's xDS files (as kind v0.33 renders its templates) into HAProxy's config."""
+"""The Envoy stand-in renders kind's xDS files (as kind v0.33 renders its templates) into HAProxy's config, and
+Quorum's kind topology configures those files (harness/backends/kind/load_balancer.py)."""
 
 import shutil
 import subprocess
 
 import pytest
 
-from harness.backends.kind.defects import without_health_checks
+from harness.backends.kind.load_balancer import configured_cds, configured_lds, without_health_checks
 from harness.backends.kind.lb_standin import Endpoint, endpoints, render
+from harness.backends.kind.topology import KindLoadBalancer
 
 # kind's ProxyLDSConfigTemplate and ProxyCDSConfigTemplate rendered for three control planes
 LDS = '''
@@ -75,6 +77,25 @@ def test_the_listener_and_every_apiserver_become_haproxy_lines_with_kinds_health
     assert "http-check send meth GET uri /healthz" in config and "inter 2s fall 2 rise 1" in config
 
 
+def test_kinds_own_envoy_config_gives_up_on_a_refused_connection_and_keeps_connections_to_a_server_marked_down():
+    config = render(LDS, CDS)
+    assert "  retries 0" in config and "redispatch" not in config and "shutdown-sessions" not in config
+
+
+def test_quorums_reference_balancer_checks_readyz_closes_connections_of_a_server_marked_down_and_redispatches():
+    reference = KindLoadBalancer()
+    config = render(configured_lds(LDS, reference), configured_cds(CDS, reference))
+    assert "http-check send meth GET uri /readyz" in config
+    assert "inter 2s fall 2 rise 1 check check-ssl verify none on-marked-down shutdown-sessions" in config
+    assert "  retries 2\n  option redispatch 1\n" in config  # three attempts, each on the next server
+    assert config.count("  server apiserver") == 3
+
+
+def test_kinds_own_settings_written_back_render_exactly_what_kind_renders():
+    kinds = KindLoadBalancer(health_check_path="/healthz", close_connections_on_failure=False, connect_attempts=1)
+    assert render(configured_lds(LDS, kinds), configured_cds(CDS, kinds)) == render(LDS, CDS)
+
+
 def test_a_cluster_without_health_checks_is_balanced_blindly_as_envoy_does():
     cds = without_health_checks(CDS)
     config = render(LDS, cds)
@@ -93,8 +114,10 @@ def test_an_ipv6_listener_is_bracketed():
 
 
 @pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (quorum toolchain install)")
-def test_haproxy_accepts_the_rendered_configuration(tmp_path):
+@pytest.mark.parametrize("settings", [None, KindLoadBalancer()], ids=["kinds-own", "quorums-reference"])
+def test_haproxy_accepts_the_rendered_configuration(tmp_path, settings):
+    lds, cds = (LDS, CDS) if settings is None else (configured_lds(LDS, settings), configured_cds(CDS, settings))
     path = tmp_path / "haproxy.cfg"
-    path.write_text(render(LDS, CDS).replace("/home/envoy/haproxy.sock", str(tmp_path / "s.sock")))
+    path.write_text(render(lds, cds).replace("/home/envoy/haproxy.sock", str(tmp_path / "s.sock")))
     result = subprocess.run(["haproxy", "-c", "-f", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -38,6 +38,25 @@ def test_the_shipped_kind_topologies_load_and_say_what_they_are():
     assert is_kind_topology(ROOT / "clusters" / "kind.yaml") and not is_kind_topology(ROOT / "clusters" / "ha3.yaml")
 
 
+def test_the_reference_kind_balancer_is_the_default_and_its_twin_gives_up_on_a_refused_connection():
+    default = load_kind_topology(ROOT / "clusters" / "kind.yaml").load_balancer
+    assert (default.health_check_path, default.close_connections_on_failure, default.connect_attempts) == (
+        "/readyz", True, 3)
+    twin = load_kind_topology(ROOT / "clusters/defects/kind-lb-no-health-check.yaml").load_balancer
+    assert twin.connect_attempts == 1
+
+
+@pytest.mark.parametrize("field, value, named", [("health_check_path", "/readyz\n  option external-check", "/livez"),
+                                                 ("connect_attempts", 0, "greater than or equal to 1")])
+def test_a_load_balancer_value_that_would_reach_its_config_unchecked_is_refused(tmp_path, field, value, named):
+    data = yaml.safe_load((ROOT / "clusters" / "kind.yaml").read_text())
+    data["load_balancer"][field] = value
+    (tmp_path / "kind.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(TopologyError) as error:
+        load_kind_topology(tmp_path / "kind.yaml")
+    assert f"load_balancer.{field}" in error.value.problem and named in error.value.problem
+
+
 def test_a_throttled_link_defect_without_workers_is_refused_with_the_fix(tmp_path):
     twin = tmp_path / "slow.yaml"
     data = yaml.safe_load((ROOT / "clusters/defects/kind-slow-pod-network.yaml").read_text())

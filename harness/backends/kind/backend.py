@@ -10,7 +10,7 @@ from harness.backends.common import default_run_dir, error_lines, require_root, 
 from harness.backends.docker import hosts as docker_hosts
 from harness.backends.docker.engine import ensure_engine
 from harness.backends.kind import cluster as kind
-from harness.backends.kind import checkpointer, defects, self_hosted
+from harness.backends.kind import checkpointer, defects, load_balancer, self_hosted
 from harness.backends.kind.images import build_checkpointer
 from harness.backends.kind.target import KindTarget
 from harness.backends.kind.topology import KindTopology, load_kind_topology
@@ -64,6 +64,7 @@ class KindBackend(Backend):
             kind.create(engine, state, topology.network.subnet, shape, say=tell,
                         hardened=not topology.defects.kubeadm_defaults)
             cluster = KindTarget(run_dir)
+            tell(load_balancer.configure(cluster))
             if topology.kind.self_hosted:
                 self_hosted.pivot(cluster, say=tell)
             if topology.checkpointer:

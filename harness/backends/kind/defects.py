@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import yaml
 
-from harness.backends.docker.engine import client
+from harness.backends.kind import load_balancer
 from harness.backends.kind.static_pods import MANIFESTS, STATIC_PODS
 from harness.net import shaping
-
-LB_CDS = "/home/envoy/cds.yaml"  # where kind writes its load balancer's apiservers (and their health check)
-
-
-def without_health_checks(cds: str) -> str:
-    """kind's rendered cds.yaml with every cluster's health_checks removed."""
-    document = yaml.safe_load(cds)
-    for resource in document.get("resources") or []:
-        resource.pop("health_checks", None)
-    return yaml.safe_dump(document, sort_keys=False)
 
 
 def apply(cluster) -> list[str]:
@@ -34,8 +24,8 @@ def apply(cluster) -> list[str]:
                 cluster.put_file(node, f"{MANIFESTS}/{component}.yaml", yaml.safe_dump(pod, sort_keys=False))
         done.append("restartPolicy Never in every control-plane manifest")
     if cluster.topology.defects.lb_without_health_checks:
-        balancer = f"{cluster.kind_name}-external-load-balancer"
-        cluster.replace_file(balancer, LB_CDS, without_health_checks(client().container.execute(balancer, ["cat", LB_CDS])))
+        cds = load_balancer.without_health_checks(load_balancer.read(cluster, load_balancer.LB_CDS))
+        cluster.replace_file(load_balancer.balancer(cluster), load_balancer.LB_CDS, cds)
         done.append("load balancer without health checks")
     if cluster.topology.defects.worker_link_mbit:
         rate = cluster.topology.defects.worker_link_mbit

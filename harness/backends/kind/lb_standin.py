@@ -5,9 +5,12 @@ kind (v0.33) starts `docker.io/envoyproxy/envoy:v1.36.2` with `envoy -c /home/en
 loop and configures it by replacing /home/envoy/lds.yaml (the listener) and /home/envoy/cds.yaml (the
 apiservers) with rendered templates (sigs.k8s.io/kind pkg/cluster/internal/loadbalancer). That image cannot
 be pulled here, so Quorum builds one whose `envoy` is this script: it reads those two files, renders the same
-balancing as HAProxy (TCP round robin, GET /healthz over TLS without verification every 2 s, down after 2
-failures, up after 1, like kind's Envoy cluster; like Envoy, no checks when cds.yaml has no health_checks),
-runs HAProxy and reloads it whenever a file changes.
+balancing as HAProxy (TCP round robin, GET on the check's path over TLS without verification every 2 s, down after
+2 failures, up after 1, like kind's Envoy cluster; like Envoy, no checks when cds.yaml has no health_checks), runs
+HAProxy and reloads it whenever a file changes. The Envoy fields Quorum's kind topology sets
+(harness/backends/kind/load_balancer.py) become their HAProxy equivalents: the check's path, a cluster's
+close_connections_on_host_health_failure (on-marked-down shutdown-sessions) and the TCP proxy's
+max_connect_attempts (retries on the next server; Envoy's default, one attempt, is `retries 0`).
 
 Runs inside the container with Debian's python3: standard library only.
 """
@@ -29,6 +32,9 @@ POLL_S = 0.5
 # kind's Envoy health check (ProxyCDSConfigTemplate): interval 2 s, timeout 3 s, unhealthy 2, healthy 1
 CHECK = "inter 2s fall 2 rise 1"
 _ENDPOINT = re.compile(r"socket_address:\s*\n\s*address:\s*\"?([^\s\"]+)\"?\s*\n\s*port_value:\s*(\d+)")
+_CHECK_PATH = re.compile(r"http_health_check:\s*\n\s*path:\s*[\"']?(/[A-Za-z0-9._~/-]*)[\"']?\s*$", re.MULTILINE)
+_CLOSE_ON_FAILURE = re.compile(r"^\s*close_connections_on_host_health_failure:\s*true\s*$", re.MULTILINE)
+_CONNECT_ATTEMPTS = re.compile(r"^\s*max_connect_attempts:\s*(\d+)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,9 @@ def render(lds: str, cds: str) -> str | None:
         return None
     listen = listeners[0]
     bind = f"[{listen.host}]" if ":" in listen.host else listen.host
+    path = _CHECK_PATH.search(cds)
+    attempts = _CONNECT_ATTEMPTS.search(lds)
+    retries = max(0, int(attempts.group(1)) - 1) if attempts else 0
     lines = [
         "global",
         "  log stdout format short local0 info",
@@ -58,6 +67,8 @@ def render(lds: str, cds: str) -> str | None:
         "  log global",
         "  option tcplog",
         "  timeout connect 250ms",  # kind's connect_timeout: 0.25s
+        f"  retries {retries}",
+        *(["  option redispatch 1"] if retries else []),  # each attempt on the next server, as Envoy's are
         "  timeout client 600s",
         "  timeout server 600s",
         "  timeout check 3s",
@@ -67,10 +78,13 @@ def render(lds: str, cds: str) -> str | None:
         "backend kube_apiservers",
         "  balance roundrobin",
     ]
-    if "health_checks:" in cds:  # like Envoy, a cluster without health_checks sends to every endpoint blindly
-        lines += ["  option httpchk", "  http-check send meth GET uri /healthz", "  http-check expect status 200"]
+    checked = "health_checks:" in cds  # like Envoy, a cluster without health_checks sends to every endpoint blindly
+    if checked:
+        lines += ["  option httpchk", f"  http-check send meth GET uri {path.group(1) if path else '/'}",
+                  "  http-check expect status 200"]
+    closing = " on-marked-down shutdown-sessions" if _CLOSE_ON_FAILURE.search(cds) else ""
     # node names resolve through Docker's DNS; a node not resolvable yet starts disabled, not fatal
-    checks = f"{CHECK} check check-ssl verify none " if "health_checks:" in cds else ""
+    checks = f"{CHECK} check check-ssl verify none{closing} " if checked else ""
     lines.append(f"  default-server {checks}init-addr libc,none")
     for n, backend in enumerate(endpoints(cds)):
         lines.append(f"  server apiserver{n} {backend.host}:{backend.port}")

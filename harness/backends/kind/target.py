@@ -329,10 +329,13 @@ class KindTarget(Target):
         return crash_loop_return_s(Component(name), earlier, kills)
 
     def load_balancer_check(self) -> HealthCheck | None:
-        """kind's Envoy health check (copied by the HAProxy stand-in), unless a twin removed it."""
+        """kind's Envoy health check (copied by the HAProxy stand-in) on the topology's path, unless a twin removed
+        it."""
         if self.topology.defects.lb_without_health_checks:
             return None
-        return HealthCheck(interval_s=KIND_LB_INTERVAL_S, timeout_s=KIND_LB_TIMEOUT_S, fall=KIND_LB_FALL, rise=1)
+        balancer = self.topology.load_balancer
+        return HealthCheck(path=balancer.health_check_path, interval_s=KIND_LB_INTERVAL_S, timeout_s=KIND_LB_TIMEOUT_S,
+                           fall=KIND_LB_FALL, rise=1, shutdown_sessions=balancer.close_connections_on_failure)
 
     # ---- network and nodes ---------------------------------------------------------------------
 

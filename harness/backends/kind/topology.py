@@ -4,6 +4,7 @@ Quorum-owned Docker network they join, and, for broken twins only, deliberate de
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import Field, field_validator, model_validator
@@ -20,6 +21,22 @@ class KindNodes(Strict):
     self_hosted: bool = Field(False, description="kube-apiserver as a DaemonSet, kube-controller-manager and "
                                                  "kube-scheduler as Deployments, bootstrapped from kubeadm's static "
                                                  "pods, which then leave (etcd stays a static pod)")
+
+
+class KindLoadBalancer(Strict):
+    """How the balancer in front of the apiservers is configured, in the terms of kind's Envoy (written into its
+    xDS files after kind renders them; docs/backends.md). The defaults are Quorum's reference, what the process
+    backend's HAProxy does; kind's own are /healthz, false and 1. The check's timing stays kind's."""
+
+    # the endpoints an anonymous check may read on Quorum's hardened apiservers (harness/components/apiserver.py)
+    health_check_path: Literal["/readyz", "/livez", "/healthz"] = Field(
+        "/readyz", description="the URL path each apiserver is checked on (kind: /healthz)")
+    close_connections_on_failure: bool = Field(
+        True, description="close the connections to an apiserver the check marks down (Envoy's "
+                          "close_connections_on_host_health_failure; kind: false)")
+    connect_attempts: int = Field(
+        3, ge=1, le=10, description="attempts to connect a client, each to the next apiserver, before giving up "
+                                    "(Envoy's tcp_proxy max_connect_attempts; kind: 1)")
 
 
 class KindDefects(Strict):
@@ -61,6 +78,7 @@ class KindTopology(Strict):
     disposable: bool = False
     network: Network
     kind: KindNodes = KindNodes()
+    load_balancer: KindLoadBalancer = KindLoadBalancer()
     defects: KindDefects = KindDefects()
 
     @property
