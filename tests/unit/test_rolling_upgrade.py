@@ -2,12 +2,16 @@
 policy's order, one component at a time or the cluster's `at_once`, the lease gate, the rollback in reverse, an
 aborted step healed, and a plan the skew policy refuses before anything acts."""
 
+import threading
+
 import pytest
 
+from harness.faults import ModifyFlags
 from harness.faults.base import Nemesis
 from harness.faults.upgrade import control_plane_versions
 from harness.history import History
 from harness.lifecycle.skew import SkewViolation
+from harness.scenario.rollout import rolling_change
 from harness.lifecycle.upgrade import ReleaseGate, roll_back_upgrade, rolling_upgrade, step_timeout_s
 from harness.thresholds import STARTUP_ALLOWANCE_S, leader_failover_bound_s
 from harness.topology import Component
@@ -89,3 +93,21 @@ def test_a_leader_elected_step_is_given_a_lease_failover_beyond_its_start_up_all
     failover = leader_failover_bound_s(fake.leader_election())
     assert timeout("kube-controller-manager@c2") == STARTUP_ALLOWANCE_S[Component.CONTROLLER_MANAGER] + failover
     assert timeout("kube-scheduler@c3") == STARTUP_ALLOWANCE_S[Component.SCHEDULER] + failover
+
+
+def test_a_gated_batch_waits_for_a_component_restarting_by_itself_before_it_changes_it(fake):
+    """A controller-manager that exited on its own after it was planned (its lease lost while every apiserver
+    restarted) is waited for: it is changed only once it runs again, within the step's time."""
+    fake.hold("kube-controller-manager", "c2")
+    releaser = threading.Timer(0.5, fake.release, ("kube-controller-manager", "c2"))
+    releaser.start()
+    try:
+        result = rolling_change(fake, Nemesis(fake, History()),
+                                [ModifyFlags(component="kube-controller-manager@c2", add={"--v": "3"})],
+                                ready_timeout_s=5.0)
+    finally:
+        releaser.cancel()
+    assert result.completed, result.failed_on
+    calls = [call[:2] for call in fake.calls()]
+    assert calls.index(["release", "kube-controller-manager@c2"]) < calls.index(["override",
+                                                                                  "kube-controller-manager@c2"])
