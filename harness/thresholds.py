@@ -292,12 +292,13 @@ def kind_manifest_restore_s() -> float:
 def kind_partition_recovery_s(partitioned_s: float = 0.0, earlier_restarts: int = 0) -> float:
     """A control-plane node's partition healed until its apiserver answers /readyz again: its etcd member's
     peer streams are dialled again and it catches up, and the apiserver's etcd readiness check passes again.
-    A partition as long as the kubelet's liveness probe allows (/livez checks etcd) may have had the apiserver
-    restarted meanwhile (docs/backends.md): then its restart budget counts too."""
-    if partitioned_s < KUBEADM_APISERVER_LIVENESS_KILL_S:
+    A partition within one probe period of the kubelet's liveness threshold (/livez checks etcd) may have the
+    apiserver restarted, up to one period after the heal (/livez still fails while the member catches up): then
+    that period and its restart budget count (docs/backends.md)."""
+    if partitioned_s + KUBEADM_LIVENESS_PERIOD_S < KUBEADM_APISERVER_LIVENESS_KILL_S:
         return KIND_PARTITION_REJOIN_ALLOWANCE_S
     return max(KIND_PARTITION_REJOIN_ALLOWANCE_S,
-               static_pod_restart_budget_s(Component.APISERVER, 1, earlier_restarts))
+               KUBEADM_LIVENESS_PERIOD_S + static_pod_restart_budget_s(Component.APISERVER, 1, earlier_restarts))
 
 
 def kind_whole_cluster_after_s(apiserver_back_s: float) -> float:
