@@ -3,12 +3,14 @@ Quorum's kind topology configures those files (harness/backends/kind/load_balanc
 
 import shutil
 import subprocess
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from harness.backends.kind.load_balancer import configured_cds, configured_lds, without_health_checks
+from harness.backends.kind.load_balancer import configure, configured_cds, configured_lds, without_health_checks
 from harness.backends.kind.lb_standin import Endpoint, endpoints, render
-from harness.backends.kind.topology import KindLoadBalancer
+from harness.backends.kind.topology import KindLoadBalancer, load_kind_topology
 
 # kind's ProxyLDSConfigTemplate and ProxyCDSConfigTemplate rendered for three control planes
 LDS = '''
@@ -121,3 +123,9 @@ def test_haproxy_accepts_the_rendered_configuration(tmp_path, settings):
     path.write_text(render(lds, cds).replace("/home/envoy/haproxy.sock", str(tmp_path / "s.sock")))
     result = subprocess.run(["haproxy", "-c", "-f", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_single_control_plane_has_no_balancer_to_configure():
+    single = load_kind_topology(Path(__file__).resolve().parents[2] / "clusters/defects/kind-restart-never.yaml")
+    assert single.kind.control_planes == 1
+    assert "none" in configure(SimpleNamespace(topology=single))  # kind created none: nothing is read or written

@@ -64,6 +64,8 @@ def read(cluster: "KindTarget", path: str) -> str:
 def configure(cluster: "KindTarget") -> str:
     """Apply the topology's load_balancer section to the cluster kind created; what was done."""
     settings = cluster.topology.load_balancer
+    if cluster.topology.kind.control_planes < 2:  # kind puts a balancer in front of two or more only
+        return "load balancer: none (one control-plane node: clients reach its apiserver directly)"
     cluster.replace_file(balancer(cluster), LB_CDS, configured_cds(read(cluster, LB_CDS), settings))
     cluster.replace_file(balancer(cluster), LB_LDS, configured_lds(read(cluster, LB_LDS), settings))
     return (f"load balancer: checks {settings.health_check_path}, "
