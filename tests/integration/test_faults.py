@@ -345,7 +345,7 @@ def test_sigint_or_sigterm_mid_fault_heals_by_itself(ha3, nemesis, signum):
     child = _child(ha3)
     child.send_signal(signum)
     # the heal is ~10 commands inside the hosts, each bounded at 60 s: the claim is that it happens, not how fast
-    # (docs/testing.md, the signal tests)
+    # (docs/safety.md, "Faults are always healed")
     _exits_by_itself(child, 90)
     assert _leftovers(ha3) == []
     report = heal_cluster(ha3)
