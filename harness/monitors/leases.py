@@ -60,8 +60,9 @@ class LeaderWatcher:
             # a subject's events in the order they were judged, or the record could put a stale "no leader" last
             t = max(t, self._last_t.get(subject, t) + 1e-6)
             self._last_t[subject] = t
-        host = (self.cluster.lease_host(holder) if subject != "etcd" else holder) if holder else None
-        self.history.event("leader", t=t, subject=subject, holder=holder, host=host, **attrs)
+            # recorded under the lock: whoever reads `current` (start() does) finds its event already in the record
+            host = (self.cluster.lease_host(holder) if subject != "etcd" else holder) if holder else None
+            self.history.event("leader", t=t, subject=subject, holder=holder, host=host, **attrs)
 
     def _poll_leases(self) -> None:
         path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"

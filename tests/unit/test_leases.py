@@ -2,6 +2,7 @@
 always has a "before" to time a failover from (CI on docker once judged "no leader" from slow first answers)."""
 
 import itertools
+import time
 from dataclasses import dataclass
 
 from harness.backends.fake.target import FakeTarget
@@ -72,6 +73,24 @@ def test_start_waits_for_a_named_etcd_leader(tmp_path):
         holders = [e.get("holder") for e in history.events_of("leader", subject="etcd")]
         assert holders[-1] == "c2"
         assert all(watcher.current[name] == f"c1_{name}" for name in LEASES)
+    finally:
+        watcher.stop()
+
+
+class SlowToRecordHistory(History):
+    """A History that takes its time to record an event, as a busy machine's scheduler can make it."""
+
+    def event(self, type: str, t: float | None = None, **attrs):
+        time.sleep(0.2)
+        return super().event(type, t, **attrs)
+
+
+def test_start_returns_only_once_the_leader_it_saw_is_in_the_record(tmp_path):
+    history = SlowToRecordHistory()
+    watcher = LeaderWatcher(scripted(tmp_path, SlowToAgreeEtcd(silent=5)), history, period=0.02).start()
+    try:
+        holders = [e.get("holder") for e in history.events_of("leader", subject="etcd")]
+        assert holders and holders[-1] == watcher.current["etcd"] == "c2", holders
     finally:
         watcher.stop()
 
