@@ -37,7 +37,9 @@ def availability(history: History, *, target: str = "lb", f: str = "api.readyz",
     if start is not None and ops[-1].invoke - start >= longest:
         longest, worst_start = max(ops[-1].complete - start, longest), start
     recovery = _recovery(history, ops)
+    answered = [o.complete - o.invoke for o in ops if o.ok]
     figures = {"availability_pct": round(pct, 3), "requests": len(ops), "failed": len(ops) - ok,
+               "slowest_ok_s": round(max(answered), 3) if answered else None,
                "longest_outage_s": round(longest, 3), "recovery_s": None if recovery is None else round(recovery, 3)}
     evidence = f"{ok}/{len(ops)} {what} ok ({pct:.2f}%), longest outage {fmt(longest)}"
     if worst_start is not None:

@@ -19,6 +19,7 @@ import requests
 
 from harness.target.protocol import Target
 from harness.history import History, Outcome, now
+from harness.thresholds import AVAILABILITY_PROBE_TIMEOUT_S
 from harness.monitors.base import Monitor
 
 
@@ -34,7 +35,7 @@ PROBES = {"readyz": "/readyz", "get": "/api/v1/namespaces/default"}  # probe -> 
 class ApiProber(Monitor):
     name = "api"
 
-    def __init__(self, cluster: Target, history: History, *, rate: float = 20.0, timeout: float = 1.0,
+    def __init__(self, cluster: Target, history: History, *, rate: float = 20.0, timeout: float = AVAILABILITY_PROBE_TIMEOUT_S,
                  direct: bool = False, workers: int = 4, fresh: int = 0, probe: str = "readyz", **limits) -> None:
         super().__init__(cluster, history, rate=rate, workers=workers, **limits)
         if probe not in PROBES:
