@@ -333,3 +333,29 @@ def test_a_node_that_is_not_ready_is_reported_with_the_kubelets_reason():
     assert not_ready_reason(no_cni) == "KubeletNotReady: container runtime network not ready: cni plugin not initialized"
     assert not_ready_reason({"status": {}}) == "no Ready condition yet"
     assert not_ready_reason(None) == "not registered"
+
+
+class KindNodes:
+    """What addresses() asks of a kind target: its run directory, cluster name, nodes and their addresses now."""
+
+    def __init__(self, run_dir, kind_name: str, now: dict[str, str]) -> None:
+        self.run_dir, self.kind_name, self.now = run_dir, kind_name, now
+
+    def hosts(self) -> list[str]:
+        return list(self.now)
+
+    def address(self, node: str) -> str | None:
+        return self.now.get(node)
+
+
+def test_node_addresses_of_a_previous_cluster_in_the_same_run_directory_are_not_taken_for_this_ones(tmp_path):
+    """`quorum down` then `up` in the same run directory (`./run.sh scenarios --backend kind` twice): the power loss
+    must start the nodes in the order of this cluster's addresses, not the first one's."""
+    from harness.backends.kind import power
+
+    first = KindNodes(tmp_path, "quorum-aaaaaa", {"control-plane": "10.213.51.7", "control-plane2": "10.213.51.5"})
+    assert power.addresses(first) == first.now
+    second = KindNodes(tmp_path, "quorum-bbbbbb", {"control-plane": "10.213.51.3", "control-plane2": "10.213.51.6"})
+    assert power.addresses(second) == second.now
+    second.now = {"control-plane": "10.213.51.4", "control-plane2": "10.213.51.5"}  # down: the first-seen ones stay
+    assert power.addresses(second) == {"control-plane": "10.213.51.3", "control-plane2": "10.213.51.6"}

@@ -27,13 +27,16 @@ def _start_in_address_order(target, addresses: dict[str, str | None]) -> None:
 
 
 def addresses(target) -> dict[str, str]:
-    """Every node's address on the run's network, as first seen with all of them running (run_dir/node-addresses.json)."""
+    """Every node's address on the run's network, as first seen with all of them running (run_dir/node-addresses.json).
+    The file names the kind cluster it was seen on: a run directory outlives its cluster (`quorum down`, then `up`
+    builds a new one there), and the previous cluster's addresses would start the new nodes in the wrong order."""
     path = target.run_dir / "node-addresses.json"
-    known = json.loads(path.read_text()) if path.exists() else {}
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    known = dict(saved.get("nodes", {})) if saved.get("cluster") == target.kind_name else {}
     missing = [node for node in target.hosts() if node not in known]
     if missing:
         known |= {node: address for node in missing if (address := target.address(node)) is not None}
-        path.write_text(json.dumps(known, indent=1))
+        path.write_text(json.dumps({"cluster": target.kind_name, "nodes": known}, indent=1))
     return known
 
 
