@@ -6,12 +6,13 @@ cannot pass."""
 import ssl
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from harness.pki import LOOPBACK, Authority
+from tests.http_ok import AnswersOk
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -25,7 +26,7 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-class Counting(BaseHTTPRequestHandler):
+class Counting(AnswersOk):
     protocol_version = "HTTP/1.1"  # keep-alive, as the apiserver answers
     served = connections = 0
     lock = threading.Lock()
@@ -38,13 +39,7 @@ class Counting(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         with Counting.lock:
             Counting.served += 1
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *args) -> None:
-        pass
+        self.answer_ok()
 
 
 @pytest.fixture

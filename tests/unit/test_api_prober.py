@@ -3,30 +3,25 @@ nothing answers within the probe's timeout as a failure: a real prober against a
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 import requests
 
+from harness.backends.fake.target import FakeTarget
 from harness.history import History
 from harness.monitors import ApiProber
 from harness.thresholds import AVAILABILITY_PROBE_TIMEOUT_S
+from tests.http_ok import AnswersOk
 from tests.unit.conftest import fake_target
-from harness.backends.fake.target import FakeTarget
 
 
-class SlowReadyz(BaseHTTPRequestHandler):
+class SlowReadyz(AnswersOk):
     delay_s = 1.5
 
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         time.sleep(self.delay_s)
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *args) -> None:
-        pass
+        self.answer_ok()
 
 
 @pytest.fixture
