@@ -39,8 +39,8 @@ CASES = [
      ("a member without quorum acknowledged a write", "no etcd leader agreed on by the members",
       "etcd refused /v3/cluster/member/remove", "the surviving member c3 acknowledged a write without quorum")),
     # the blind LB never takes an apiserver with a bad flag out (in a rolling change too), and keeps sending new
-    # connections to it and to one that is starting, whose refused connections it does not retry elsewhere (with the
-    # apiservers' shutdown delay only new connections still see the rolling good change: 98.6 % in ci7, 2026-11-26)
+    # connections to it and to one that is stopping or starting, whose refused connections it does not retry elsewhere
+    # (its apiservers have no shutdown delay, as a plain TCP balancer's setup: docs/scenarios.md, apiserver_flags)
     # (the rolling bad change fails here on the same lb-detection check as the bad flag: left out, -60 s; 2026-11-26)
     ("lb-no-health-check", "scenarios/apiserver_flags/test_flag_corruption.py", "wrong-etcd-endpoint or rolling_good",
      ("the load balancer never marked c1 DOWN", "[availability: fail] availability",
