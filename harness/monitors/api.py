@@ -35,8 +35,9 @@ PROBES = {"readyz": "/readyz", "get": "/api/v1/namespaces/default"}  # probe -> 
 class ApiProber(Monitor):
     name = "api"
 
-    def __init__(self, cluster: Target, history: History, *, rate: float = 20.0, timeout: float = AVAILABILITY_PROBE_TIMEOUT_S,
-                 direct: bool = False, workers: int = 4, fresh: int = 0, probe: str = "readyz", **limits) -> None:
+    def __init__(self, cluster: Target, history: History, *, rate: float = 20.0,
+                 timeout: float = AVAILABILITY_PROBE_TIMEOUT_S, direct: bool = False, workers: int = 4, fresh: int = 0,
+                 probe: str = "readyz", **limits) -> None:
         super().__init__(cluster, history, rate=rate, workers=workers, **limits)
         if probe not in PROBES:
             raise ValueError(f"unknown probe {probe!r}; probes: {', '.join(PROBES)}")
