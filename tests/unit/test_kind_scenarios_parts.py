@@ -354,6 +354,7 @@ def test_node_addresses_of_a_previous_cluster_in_the_same_run_directory_are_not_
     from harness.backends.kind import power
 
     first = KindNodes(tmp_path, "quorum-aaaaaa", {"control-plane": "10.213.51.7", "control-plane2": "10.213.51.5"})
+    (tmp_path / "node-addresses.json").write_text('{"control-plane": "10.213')  # cut short: no record, no traceback
     assert power.addresses(first) == first.now
     second = KindNodes(tmp_path, "quorum-bbbbbb", {"control-plane": "10.213.51.3", "control-plane2": "10.213.51.6"})
     assert power.addresses(second) == second.now

@@ -31,8 +31,11 @@ def addresses(target) -> dict[str, str]:
     The file names the kind cluster it was seen on: a run directory outlives its cluster (`quorum down`, then `up`
     builds a new one there), and the previous cluster's addresses would start the new nodes in the wrong order."""
     path = target.run_dir / "node-addresses.json"
-    saved = json.loads(path.read_text()) if path.exists() else {}
-    known = dict(saved.get("nodes", {})) if saved.get("cluster") == target.kind_name else {}
+    try:  # a file cut short or of an older layout is no record of this cluster: seen again, now
+        saved = json.loads(path.read_text()) if path.exists() else {}
+        known = dict(saved["nodes"]) if saved.get("cluster") == target.kind_name else {}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        known = {}
     missing = [node for node in target.hosts() if node not in known]
     if missing:
         known |= {node: address for node in missing if (address := target.address(node)) is not None}
