@@ -47,10 +47,12 @@ def target_at(tmp_path, endpoint: str) -> FakeTarget:
 def probe(target: FakeTarget, **options) -> History:
     history = History()
     prober = ApiProber(target, history, rate=10, workers=1, max_ops=2, **options).start()
-    deadline = time.monotonic() + 20
-    while len(history.ops_of("api.readyz")) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    prober.stop()
+    try:
+        deadline = time.monotonic() + 20
+        while len(history.ops_of("api.readyz")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        prober.stop()
     return history
 
 
