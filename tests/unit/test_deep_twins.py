@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.backends.kind.topology import is_kind_topology
-from tests.integration.test_defect_twins import CASES, DEEP, PROVEN_ELSEWHERE, case_id
+from tests.integration.test_defect_twins import (CASES, CONFORMANCE, CONFORMANCE_DEEP, CONFORMANCE_ONLY, DEEP,
+                                                 PROVEN_ELSEWHERE, case_id)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,3 +69,13 @@ def test_a_deep_twin_case_proven_elsewhere_names_a_ci_test_that_reads_its_reason
                     and "_reason(twin)" in body)
     assert f'twin == "{deep_case}"' in body or (reads_cases and (f'_reason("{deep_case}")' in body or parametrized)), \
         f"{node} does not read {deep_case}'s reason from CASES"
+
+
+@pytest.mark.parametrize("deep_twin", sorted(CONFORMANCE_DEEP))
+def test_a_deep_conformance_twins_checks_each_fail_on_a_process_twin_that_ci_runs(deep_twin):
+    assert deep_twin in CONFORMANCE_ONLY, f"{deep_twin} is not a conformance-only twin"
+    in_ci = [twin for twin in CONFORMANCE if twin not in CONFORMANCE_DEEP
+             and not is_kind_topology(ROOT / "clusters/defects" / f"{twin}.yaml")]
+    covered = set().union(*(CONFORMANCE[twin] for twin in in_ci))
+    missing = CONFORMANCE[deep_twin] - covered
+    assert not missing, f"{deep_twin} is deep, but no process twin that CI runs fails {sorted(missing)}"
