@@ -23,6 +23,9 @@ SMOKE = ("(conformance and not host_to_host) or unknown-flag or leader_of_three 
          "or standby_takes_over or (killed_component_comes_back and etcd) or controller_link_is_slow or skew_policy")
 
 
+@pytest.mark.deep("the main job proves these scenarios on the process backend, and the docker operations they use "
+                  "(kills, pauses, partitions and shaping inside the host containers) are proven on docker by "
+                  "test_docker_backend.py and its protocol checks, as the kind scenarios are (~4 min)")
 @pytest.mark.timeout(1500)
 def test_a_smoke_subset_of_every_suite_passes_on_the_docker_backend(tmp_path):
     junit = tmp_path / "junit.xml"
