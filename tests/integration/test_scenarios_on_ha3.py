@@ -56,6 +56,10 @@ RE_PROOFS = {
     # the apiserver exits at start, as with [unknown-flag]: the LB meets a refused connection and marks it DOWN alike
     "scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_flag_is_routed_around"
     "[missing-certificate]",
+    # the readiness gate stops a rolling change at an apiserver that does not come back and the change is rolled back
+    # (rolling_change, roll_back): the upgrade's abort proves it at the second apiserver, rolling back both
+    "scenarios/apiserver_flags/test_flag_corruption.py::"
+    "test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back",
 }
 
 
