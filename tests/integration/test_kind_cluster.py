@@ -337,7 +337,9 @@ def test_a_kubeadm_cluster_reached_only_by_its_inventory_is_a_remote_target_with
     SSH into the nodes (tests/integration/standin.py:kind_standin): `quorum inventory check` finds every static pod;
     what restarts each component and how often it restarted read as the kind target reads them (the kubelet's
     crash back-off, the mirror pods' restart counts); the protocol's checks pass, signals and iptables rules
-    acting over SSH on kubelet-run processes."""
+    acting over SSH on kubelet-run processes. Its hold over SSH on these hosts is the next test's (a manifest
+    moved aside and back, the cluster healed), so the checks leave theirs out (docs/design.md, CI's
+    time)."""
     from tests.protocol_checks import check_target
 
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
@@ -352,7 +354,7 @@ def test_a_kubeadm_cluster_reached_only_by_its_inventory_is_a_remote_target_with
                 {node: cluster.restarts("kube-scheduler", node) for node in nodes}
             assert remote.restart_budget_s("kube-apiserver", kill=2, earlier_restarts=1) == \
                 cluster.restart_budget_s("kube-apiserver", kill=2, earlier_restarts=1)
-            check_target(remote)
+            check_target(remote, hold=False)
         finally:
             remote.close()
             registry.down(remote.run_dir)
