@@ -272,8 +272,8 @@ CONFORMANCE = {
 
 # a twin that also serves a suite has its conformance checks judged in that suite's test, on the same build
 CONFORMANCE_ONLY = sorted(twin for twin in CONFORMANCE if not any(case[0] == twin for case in CASES))
-# conformance twins whose checks a process twin CI runs fails too (test_deep_twins.py checks it): kind's reading of
-# the same flags is proven by the kind module's conformance run, which passes only when it reads them
+# conformance twins whose checks a process twin CI runs fails too (test_deep_twins.py checks it); the kind module's
+# conformance run reads the same flags on kind in CI
 CONFORMANCE_DEEP = {
     "kind-kubeadm-defaults": "weak-apiserver fails the same two checks in CI, and the kind module's conformance run "
                              "reads the same flags on kind; this builds a kind cluster of its own (~3 min)",
