@@ -57,7 +57,8 @@ RE_PROOFS = {
     "scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_flag_is_routed_around"
     "[missing-certificate]",
     # the readiness gate stops a rolling change at an apiserver that does not come back and the change is rolled back
-    # (rolling_change, roll_back): the upgrade's abort proves it at the second apiserver, rolling back both
+    # (rolling_change, roll_back): the upgrade's abort proves it at the second apiserver, rolling back both; its
+    # lb-detection is the bad flag's ([unknown-flag], [wrong-etcd-endpoint])
     "scenarios/apiserver_flags/test_flag_corruption.py::"
     "test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back",
 }
