@@ -1,7 +1,9 @@
 #!/bin/bash
 # Quorum's stand-in for kindnetd on a kind node (run by the quorum-cni DaemonSet, chrooted into the node):
 # a ptp + host-local CNI config for this node's podCIDR, and a route to every other node's podCIDR via that
-# node's InternalIP. Every 5 s, so a restarted node gets its routes back. Pod traffic to anywhere else meets Quorum's FORWARD drop on the host (no masquerading).
+# node's InternalIP; again at every change of a node (a watch) and every RESYNC_S, at most once every 5 s (polling
+# with kubectl every 5 s took a quarter of a core on a 5-node cluster: docs/backends.md). Pod traffic to anywhere
+# else meets Quorum's FORWARD drop on the host (no masquerading).
 # The API is reached through kind's load balancer (CONTROL_PLANE_ENDPOINT, set by kind) with the DaemonSet's
 # service account token: there is no kube-proxy, so the kubernetes Service's ClusterIP leads nowhere.
 set -u
@@ -18,25 +20,44 @@ contexts: [{name: quorum-cni, context: {cluster: kind, user: quorum-cni}}]
 current-context: quorum-cni
 CONFIG
 )
-while true; do
-  if nodes=$(kubectl --kubeconfig="$kubeconfig" get nodes -o json); then
-    cidr=$(jq -r --arg me "$NODE_NAME" '.items[] | select(.metadata.name == $me) | .spec.podCIDR // empty' <<<"$nodes")
-    if [ -n "$cidr" ]; then
-      wanted=$(jq -n --arg cidr "$cidr" '{cniVersion: "0.4.0", name: "quorum", plugins: [
-        {type: "ptp", ipMasq: false, mtu: 1500,
-         ipam: {type: "host-local", ranges: [[{subnet: $cidr}]], routes: [{dst: "0.0.0.0/0"}]}},
-        {type: "portmap", capabilities: {portMappings: true}}]}')
-      if [ "$wanted" != "$(cat "$conf" 2>/dev/null)" ]; then
-        mkdir -p "$(dirname "$conf")"
-        printf '%s\n' "$wanted" > "$conf.tmp" && mv "$conf.tmp" "$conf"
-        echo "$(date -Is) CNI config for $cidr"
-      fi
+RESYNC_S=60
+kc=(kubectl --kubeconfig="$kubeconfig")
+
+configure() {  # $1: every node, as `kubectl get nodes -o json` prints them
+  local nodes=$1 cidr wanted
+  cidr=$(jq -r --arg me "$NODE_NAME" '.items[] | select(.metadata.name == $me) | .spec.podCIDR // empty' <<<"$nodes")
+  if [ -n "$cidr" ]; then
+    wanted=$(jq -n --arg cidr "$cidr" '{cniVersion: "0.4.0", name: "quorum", plugins: [
+      {type: "ptp", ipMasq: false, mtu: 1500,
+       ipam: {type: "host-local", ranges: [[{subnet: $cidr}]], routes: [{dst: "0.0.0.0/0"}]}},
+      {type: "portmap", capabilities: {portMappings: true}}]}')
+    if [ "$wanted" != "$(cat "$conf" 2>/dev/null)" ]; then
+      mkdir -p "$(dirname "$conf")"
+      printf '%s\n' "$wanted" > "$conf.tmp" && mv "$conf.tmp" "$conf"
+      echo "$(date -Is) CNI config for $cidr"
     fi
-    jq -r --arg me "$NODE_NAME" '.items[] | select(.metadata.name != $me and .spec.podCIDR != null)
-      | "\(.spec.podCIDR) \([.status.addresses[]? | select(.type == "InternalIP") | .address][0] // empty)"' <<<"$nodes" |
-      while read -r other via; do
-        [ -n "$via" ] && ip route replace "$other" via "$via"
-      done
   fi
-  sleep 5
+  jq -r --arg me "$NODE_NAME" '.items[] | select(.metadata.name != $me and .spec.podCIDR != null)
+    | "\(.spec.podCIDR) \([.status.addresses[]? | select(.type == "InternalIP") | .address][0] // empty)"' <<<"$nodes" |
+    while read -r other via; do
+      [ -n "$via" ] && ip route replace "$other" via "$via"
+    done
+}
+
+wait_for_a_change() {  # until a node is added, changed or deleted, RESYNC_S pass, or the watch breaks
+  local changes watcher
+  exec {changes}< <(exec timeout "$RESYNC_S" "${kc[@]}" get nodes --watch-only -o name 2>/dev/null)
+  watcher=$!
+  read -r -u "$changes" _ || true
+  kill "$watcher" 2>/dev/null
+  exec {changes}<&-
+}
+
+while true; do
+  listed=$SECONDS
+  if nodes=$("${kc[@]}" get nodes -o json); then
+    configure "$nodes"
+    wait_for_a_change
+  fi
+  sleep $(( listed + 5 > SECONDS ? listed + 5 - SECONDS : 0 ))
 done
