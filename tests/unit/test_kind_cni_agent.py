@@ -51,15 +51,24 @@ def test_the_agent_lists_the_nodes_at_start_and_at_a_change_and_does_not_poll(tm
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "AGENT_LOG": str(log), "NODE_NAME": "me",
            "CONTROL_PLANE_ENDPOINT": "127.0.0.1:6443"}
     agent = subprocess.Popen(["bash", str(tmp_path / "agent.sh")], env=env, start_new_session=True)
+
+    def watches() -> list[str]:
+        lines = log.read_text().splitlines() if log.exists() else []
+        return [line.split()[1] for line in lines if line.startswith("watch ") and not line.startswith("watch ended")]
+
     try:
-        time.sleep(12)  # polling every 5 s would have listed three times by now
+        # the second watch opens after the list the change caused (the old agent, which polled, never watched)
+        deadline = time.monotonic() + 60
+        while len(watches()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(6)  # longer than the old agent's 5 s between lists: a poll would list a third time
     finally:
         # by session: the agent's `timeout` puts each watch in a process group of its own
         subprocess.run(["pkill", "-KILL", "-s", str(agent.pid)], check=False)
         agent.wait(10)
     lines = log.read_text().splitlines()
     assert lines.count("list") == 2, lines  # at start, and once at the change (5 s after the first list)
-    watches = [line.split()[1] for line in lines if line.startswith("watch ") and not line.startswith("watch ended")]
-    assert len(watches) == 2 and f"watch ended {watches[0]}" in lines, lines  # the first watch ended by the agent
+    opened = watches()
+    assert len(opened) == 2 and f"watch ended {opened[0]}" in lines, lines  # the first watch ended by the agent
     assert lines.count("ip route replace 10.244.2.0/24 via 10.213.51.5") == 2, lines
     assert "10.244.1.0/24" in (tmp_path / "10-quorum.conflist").read_text()
