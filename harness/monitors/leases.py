@@ -94,17 +94,19 @@ class LeaderWatcher:
             status = self.cluster.etcd.status(url, timeout=0.3)
             t = (invoke + now()) / 2
             self.samples[url] = self.samples.get(url, 0) + 1
-            self._member_answered(url, status.leader_id if status is not None else 0, t)
+            self._member_answered(url, status.leader_id if status is not None else None, t)
             self._stop.wait(max(0.0, self.period - (now() - invoke)))
 
-    def _member_answered(self, url: str, leader_id: int, t: float) -> None:
-        """One member's answer (0: no answer or no leader) at time t, and the etcd judgement that follows it."""
+    def _member_answered(self, url: str, leader_id: int | None, t: float) -> None:
+        """One member's answer at time t (0: it knows no leader; None: it did not answer), and the etcd judgement
+        that follows it. A member that did not answer keeps its last view until that is stale: one slow status
+        call on a busy machine is not a lost leader (docs/design.md, 2026-12-02)."""
         with self._judging:
             with self._lock:
                 self._polled.add(url)
                 if leader_id:
                     self._member_views[url] = (leader_id, t)
-                else:
+                elif leader_id == 0:
                     self._member_views.pop(url, None)
                 if len(self._polled) < len(self.cluster.etcd_urls):
                     return  # before every member answered once, "no majority" means "not asked yet"

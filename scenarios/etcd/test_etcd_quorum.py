@@ -67,8 +67,8 @@ def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_wr
     election timeout + 0.5 s), writes pause only for that election plus one client timeout, and no acknowledged
     write is lost. A member count that cannot lose one member (2) fails here."""
     etcd = cluster.etcd_settings()
-    leader = leases.holder("etcd")
     time.sleep(1.0)
+    leader = leases.holder("etcd")  # read at the kill: a leader read earlier may have lost an election since
     with nemesis.fault(Stop(component=f"etcd@{leader}", signal="SIGKILL")):
         time.sleep(etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S) + 3)
     etcd_writer.stop()

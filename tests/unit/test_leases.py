@@ -126,6 +126,23 @@ def test_a_later_judgement_stamped_earlier_stays_last_in_the_record(tmp_path):
     assert events[-1].t >= 1.2
 
 
+def test_members_that_do_not_answer_keep_their_view_until_it_is_stale(tmp_path):
+    """Two slow status calls on a busy machine are not a lost leader (official CI, etcd-slow-election: a "no leader"
+    recorded just before the kill left the failover without a holder before it). Once their last answers are
+    older than the freshness window, the majority is gone and "no leader" is recorded."""
+    watcher, history = _judged_watcher(tmp_path)
+    for url in URLS:
+        watcher._member_answered(url, 2, t=1.0)
+    watcher._member_answered(URLS[1], None, t=1.3)
+    watcher._member_answered(URLS[2], None, t=1.35)
+    assert [e.get("holder") for e in history.events_of("leader", subject="etcd")] == ["c2"]
+    watcher._member_answered(URLS[0], 2, t=2.2)  # the others' answers from t=1.0 are stale now
+    assert [e.get("holder") for e in history.events_of("leader", subject="etcd")] == ["c2", None]
+    watcher._member_answered(URLS[1], 0, t=2.3)  # an answer without a leader still counts at once
+    watcher._member_answered(URLS[2], 3, t=2.3)
+    assert [e.get("holder") for e in history.events_of("leader", subject="etcd")] == ["c2", None]
+
+
 def test_leases_come_from_where_the_target_says_and_holders_are_named_by_its_hosts(tmp_path):
     """kind's way: the leases through its load balancer only, holders named by the nodes' short names."""
     history = History()
