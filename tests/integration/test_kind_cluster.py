@@ -328,7 +328,11 @@ def test_shaping_over_ssh_never_replaces_or_removes_a_qdisc_the_owner_configured
 def test_the_target_protocol_holds_on_kind(kind_cluster):
     from tests.protocol_checks import check_target
 
-    check_target(KindTarget(Path(kind_cluster.state.run_dir)))
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    check_target(cluster)
+    # the health check's one `docker inspect` of every node reads what each node's own inspect reads
+    nodes = cluster.hosts()
+    assert len(nodes) == 5 and cluster.addresses(nodes) == {node: cluster.address(node) for node in nodes}
 
 
 def test_a_kubeadm_cluster_reached_only_by_its_inventory_is_a_remote_target_with_the_kubelets_promises(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import requests
 
 from harness.backends.kind.self_hosted import LABEL, SELF_HOSTED
-from harness.backends.kind.static_pods import STATIC_PODS
+from harness.backends.kind.static_pods import ETCD_CLIENT_PORT, STATIC_PODS
 from harness.clients.kubeapi import ApiClient
 
 
@@ -64,12 +64,14 @@ def problems(target) -> list[str]:
             found.append(f"node {short} not Ready ({why})")
     # a mirror pod's status can stay Ready while its node's apiserver is down (seen with a corrupted manifest), so
     # each apiserver is also asked directly
+    addresses = target.addresses(controllers)
     found += [f"kube-apiserver@{node} not ready (its own /readyz)" for node in controllers
-              if not target.apiserver_ready(node)]
+              if not target.apiserver_ready(node, address=addresses[node])]
     found += [f"static pod {pod} not Ready" for pod, ok in static_pods_ready(target).items() if not ok]
     # an apiserver and its mirror pods can look ready while its node's etcd member is still on its way back (a held
     # member returns after the kubelet's crash back-off): the next scenario would start on two
     found += [f"etcd member in {node} not answering" for node in controllers
-              if target.address(node) and target.etcd.status(target.etcd_url(node), timeout=2.0) is None]
+              if addresses[node]
+              and target.etcd.status(f"https://{addresses[node]}:{ETCD_CLIENT_PORT}", timeout=2.0) is None]
     found += [f"lease {name} unheld" for name, node in target.lease_holders().items() if node is None]
     return found

@@ -8,6 +8,7 @@ from harness.components.static_pod import (CRASH_LOOP, STATIC_PODS, StaticPods, 
                                            signal_name)
 
 MANIFESTS = "/etc/kubernetes/manifests"
+ETCD_CLIENT_PORT = 2379  # kubeadm's stacked etcd listens for clients on the node's address and on loopback
 KIND = StaticPods(MANIFESTS, "/etc/kubernetes/.quorum-")
 
 

@@ -6,7 +6,9 @@ not Quorum's supervisor, keeps running."""
 from __future__ import annotations
 
 import base64
+import json
 import os
+import subprocess
 import tempfile
 import time
 from contextlib import AbstractContextManager
@@ -19,9 +21,10 @@ import testinfra.host
 import yaml
 from python_on_whales.exceptions import DockerException
 
-from harness.backends.docker.engine import client
+from harness.backends.docker.engine import DOCKER_CLIENT, client
 from harness.backends.kind import health, power, self_hosted, static_pods
 from harness.backends.kind.cluster import KIND_LABEL, cluster_name
+from harness.backends.kind.static_pods import ETCD_CLIENT_PORT
 from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient, PodRestarts
@@ -43,7 +46,6 @@ ROLES = {HostRole.CONTROLLER: "control-plane", HostRole.ETCD: "control-plane", H
 APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
 # kubeadm binds the controller-manager's and the scheduler's secure ports to 127.0.0.1: asked from inside the node
 LOCAL_HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
-ETCD_CLIENT_PORT = 2379  # kubeadm's stacked etcd listens for clients on the node's address and on loopback
 # kubeadm's etcd CA, and the client pair it gives kube-apiserver (etcd has no auth: any client of its CA may write)
 ETCD_CREDENTIALS = {"etcd-ca.crt": "/etc/kubernetes/pki/etcd/ca.crt",
                     "etcd-client.crt": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
@@ -95,12 +97,23 @@ class KindTarget(Target):
     def hosts(self, role: str | None = None) -> list[str]:
         if role is not None and role not in ROLES:
             return []  # kind's load balancer is not a node: nothing runs on it that Quorum faults
-        found = []
-        for container in client().container.list(all=True, filters=[("label", f"{KIND_LABEL}={self.kind_name}")]):
-            node_role, name = container.config.labels.get(ROLE_LABEL, ""), container.name
-            if node_role in ("control-plane", "worker") and (role is None or node_role == ROLES[role]):
-                found.append(name.removeprefix(f"{self.kind_name}-"))
-        return sorted(found)
+        return sorted(name for name, node_role in self._node_roles().items()
+                      if node_role in ("control-plane", "worker") and (role is None or node_role == ROLES[role]))
+
+    def _node_roles(self) -> dict[str, str]:
+        """Short name -> kind role of each of the run's containers, stopped ones too. Kept once the topology's
+        whole node count is there: Quorum adds or removes no kind node during a run (a rebuild reloads the target),
+        and each listing costs a `docker inspect` per container (docs/design.md, CI's time, 2026-12-02)."""
+        known = self.__dict__.get("_roles")
+        if known is not None:
+            return known
+        roles = {container.name.removeprefix(f"{self.kind_name}-"): container.config.labels.get(ROLE_LABEL, "")
+                 for container in client().container.list(all=True,
+                                                          filters=[("label", f"{KIND_LABEL}={self.kind_name}")])}
+        nodes = sum(1 for role in roles.values() if role in ("control-plane", "worker"))
+        if nodes == self.topology.kind.control_planes + self.topology.kind.workers:
+            self.__dict__["_roles"] = roles  # dropped by reload() with the other caches
+        return roles
 
     def component_hosts(self, component: Component | str) -> list[str]:
         """Every control-plane node runs the whole control plane as static pods."""
@@ -269,9 +282,10 @@ class KindTarget(Target):
             flags[node] = parse_flags(argv[1:])
         return flags
 
-    def apiserver_ready(self, host: str, timeout: float = 1.0) -> bool:
-        """kube-apiserver in `host` answers /readyz directly (not through the load balancer)."""
-        address = self.address(host)
+    def apiserver_ready(self, host: str, timeout: float = 1.0, address: str | None = "") -> bool:
+        """kube-apiserver in `host` answers /readyz directly (not through the load balancer); `address`: the node's,
+        if the caller read it already (None: the node is stopped)."""
+        address = self.address(host) if address == "" else address
         if address is None:
             return False
         try:
@@ -286,7 +300,8 @@ class KindTarget(Target):
         if name == "kube-apiserver":
             return self.apiserver_ready(host)
         if name == "etcd":
-            return self.address(host) is not None and self.etcd.status(self.etcd_url(host), timeout=1.0) is not None
+            address = self.address(host)
+            return address is not None and self.etcd.status(f"https://{address}:{ETCD_CLIENT_PORT}", timeout=1.0) is not None
         url = f"https://127.0.0.1:{LOCAL_HEALTH_PORTS[name]}/healthz"
         return self.exec(host, ["curl", "-sk", "--max-time", "1", url], check=False).strip() == "ok"
 
@@ -344,6 +359,25 @@ class KindTarget(Target):
         networks = client().container.inspect(self.container(host)).network_settings.networks or {}
         endpoint = networks.get(self.state.docker_network or "")
         return (endpoint.ip_address or None) if endpoint else None
+
+    def addresses(self, hosts: list[str]) -> dict[str, str | None]:
+        """address() of each host, read with one `docker container inspect` of them all (python-on-whales inspects
+        one container per call, twice when its cache has aged: the health check asked ~30 times per look)."""
+        template = '{{json .NetworkSettings.Networks}}'
+        try:
+            result = subprocess.run([DOCKER_CLIENT, "container", "inspect", "--format", template,
+                                     *(self.container(host) for host in hosts)],
+                                    capture_output=True, text=True, timeout=30)
+            lines = result.stdout.splitlines()
+            if result.returncode != 0 or len(lines) != len(hosts):
+                raise ValueError(result.stderr.strip()[-300:])
+            found = {}
+            for host, line in zip(hosts, lines):
+                endpoint = (json.loads(line) or {}).get(self.state.docker_network or "") or {}
+                found[host] = endpoint.get("IPAddress") or None
+            return found
+        except (OSError, subprocess.SubprocessError, ValueError):  # one missing container: each asked on its own
+            return {host: self.address(host) for host in hosts}
 
     def link(self, host: str) -> str:
         return "eth0"  # kind's nodes have one interface on the cluster network
