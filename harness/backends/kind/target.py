@@ -6,9 +6,7 @@ not Quorum's supervisor, keeps running."""
 from __future__ import annotations
 
 import base64
-import json
 import os
-import subprocess
 import tempfile
 import time
 from contextlib import AbstractContextManager
@@ -21,8 +19,8 @@ import testinfra.host
 import yaml
 from python_on_whales.exceptions import DockerException
 
-from harness.backends.docker.engine import DOCKER_CLIENT, client
-from harness.backends.kind import health, power, self_hosted, static_pods
+from harness.backends.docker.engine import client
+from harness.backends.kind import health, nodes, power, self_hosted, static_pods
 from harness.backends.kind.cluster import KIND_LABEL, cluster_name
 from harness.backends.kind.static_pods import ETCD_CLIENT_PORT
 from harness.backends.kind.topology import KindTopology, load_kind_topology
@@ -41,7 +39,6 @@ from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOU
                                 kubelet_back_off_reset_in_s, static_pod_restart_budget_s)
 from harness.topology import Component, HealthCheck
 
-ROLE_LABEL = "io.x-k8s.kind.role"
 ROLES = {HostRole.CONTROLLER: "control-plane", HostRole.ETCD: "control-plane", HostRole.WORKER: "worker"}
 APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
 # kubeadm binds the controller-manager's and the scheduler's secure ports to 127.0.0.1: asked from inside the node
@@ -101,17 +98,12 @@ class KindTarget(Target):
                       if node_role in ("control-plane", "worker") and (role is None or node_role == ROLES[role]))
 
     def _node_roles(self) -> dict[str, str]:
-        """Short name -> kind role of each of the run's containers, stopped ones too. Kept once the topology's
-        whole node count is there: Quorum adds or removes no kind node during a run (a rebuild reloads the target),
-        and each listing costs a `docker inspect` per container (docs/design.md, CI's time, 2026-12-02)."""
+        """Kept once every node is there: Quorum adds or removes no kind node in a run (a rebuild reloads the target)."""
         known = self.__dict__.get("_roles")
         if known is not None:
             return known
-        roles = {container.name.removeprefix(f"{self.kind_name}-"): container.config.labels.get(ROLE_LABEL, "")
-                 for container in client().container.list(all=True,
-                                                          filters=[("label", f"{KIND_LABEL}={self.kind_name}")])}
-        nodes = sum(1 for role in roles.values() if role in ("control-plane", "worker"))
-        if nodes == self.topology.kind.control_planes + self.topology.kind.workers:
+        roles = nodes.roles(self.kind_name)
+        if sum(role in ("control-plane", "worker") for role in roles.values()) == self.topology.kind.nodes:
             self.__dict__["_roles"] = roles  # dropped by reload() with the other caches
         return roles
 
@@ -361,23 +353,9 @@ class KindTarget(Target):
         return (endpoint.ip_address or None) if endpoint else None
 
     def addresses(self, hosts: list[str]) -> dict[str, str | None]:
-        """address() of each host, read with one `docker container inspect` of them all (python-on-whales inspects
-        one container per call, twice when its cache has aged: the health check asked ~30 times per look)."""
-        template = '{{json .NetworkSettings.Networks}}'
-        try:
-            result = subprocess.run([DOCKER_CLIENT, "container", "inspect", "--format", template,
-                                     *(self.container(host) for host in hosts)],
-                                    capture_output=True, text=True, timeout=30)
-            lines = result.stdout.splitlines()
-            if result.returncode != 0 or len(lines) != len(hosts):
-                raise ValueError(result.stderr.strip()[-300:])
-            found = {}
-            for host, line in zip(hosts, lines):
-                endpoint = (json.loads(line) or {}).get(self.state.docker_network or "") or {}
-                found[host] = endpoint.get("IPAddress") or None
-            return found
-        except (OSError, subprocess.SubprocessError, ValueError):  # one missing container: each asked on its own
-            return {host: self.address(host) for host in hosts}
+        """address() of each host, in one `docker container inspect` of them all (the health check's many)."""
+        found = nodes.addresses([self.container(host) for host in hosts], self.state.docker_network or "")
+        return dict(zip(hosts, found)) if found is not None else {host: self.address(host) for host in hosts}
 
     def link(self, host: str) -> str:
         return "eth0"  # kind's nodes have one interface on the cluster network

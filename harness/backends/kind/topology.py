@@ -22,6 +22,10 @@ class KindNodes(Strict):
                                                  "kube-scheduler as Deployments, bootstrapped from kubeadm's static "
                                                  "pods, which then leave (etcd stays a static pod)")
 
+    @property
+    def nodes(self) -> int:
+        return self.control_planes + self.workers
+
 
 class KindLoadBalancer(Strict):
     """How the balancer in front of the apiservers is configured, in the terms of kind's Envoy (written into its
