@@ -37,7 +37,7 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-2-members", "etcd-slow-election", "slow-links", "slow-leases",
-                      "no-leader-election", "lb-slow-checks", "etcd-no-peer-tls", "rotation-ca-first"}
+                      "lb-slow-checks", "etcd-no-peer-tls", "rotation-ca-first"}
 
 
 def process_lane_twins() -> set[str]:
