@@ -154,3 +154,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
     if in_a_lane:  # the kind cluster's module last in its lane: the cluster it hands to the alone phase idles least
         items.sort(key=lambda item: item.nodeid.startswith(HANDED_OVER))
+    elif only_alone:  # and first in the alone phase: taken down before the others measure anything
+        items.sort(key=lambda item: not item.nodeid.startswith(HANDED_OVER))
