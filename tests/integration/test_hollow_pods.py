@@ -106,8 +106,8 @@ def test_a_locust_master_and_two_workers_load_the_cluster_as_docs_load_md_says(h
     assert int(total["Request Count"]) >= 4 * 8 and int(total["Failure Count"]) == 0, total
 
 
-# a latency verdict (the SLOs' p99 inside the apiservers): beside the other lane it judges the machine (ci44: p99 1.09-1.31
-# s against 1 s while that lane built the self-hosted kind cluster), so it runs alone (tests/conftest.py)
+# a latency verdict (the SLOs' p99 inside the apiservers): beside the other lane it judges the machine (docs/design.md,
+# ci44), so it runs alone (tests/conftest.py)
 @pytest.mark.alone
 def test_the_nightly_profile_shortened_runs_the_steady_load_on_this_cluster(hollow5, tmp_path):
     """The nightly profile's load (40 users, 40 requests/s) for 5 % of its 15 minutes, so the profile cannot rot

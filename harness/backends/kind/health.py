@@ -66,7 +66,7 @@ def problems(target) -> list[str]:
     # each apiserver is also asked directly
     addresses = target.addresses(controllers)
     found += [f"kube-apiserver@{node} not ready (its own /readyz)" for node in controllers
-              if not target.apiserver_ready(node, address=addresses[node])]
+              if not (addresses[node] and target.apiserver_ready(node, address=addresses[node]))]
     found += [f"static pod {pod} not Ready" for pod, ok in static_pods_ready(target).items() if not ok]
     # an apiserver and its mirror pods can look ready while its node's etcd member is still on its way back (a held
     # member returns after the kubelet's crash back-off): the next scenario would start on two

@@ -68,6 +68,7 @@ class KindTarget(Target):
         self.run_dir = Path(run_dir).resolve()
         self.state = RunState.load(self.run_dir)
         self.topology = load_kind_topology(self.run_dir / "topology.yaml")
+        self._roles: dict[str, str] | None = None  # the node list, once every node is there (_node_roles)
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
@@ -99,12 +100,11 @@ class KindTarget(Target):
 
     def _node_roles(self) -> dict[str, str]:
         """Kept once every node is there: Quorum adds or removes no kind node in a run (a rebuild reloads the target)."""
-        known = self.__dict__.get("_roles")
-        if known is not None:
-            return known
+        if self._roles is not None:
+            return self._roles
         roles = nodes.roles(self.kind_name)
         if sum(role in ("control-plane", "worker") for role in roles.values()) == self.topology.kind.nodes:
-            self.__dict__["_roles"] = roles  # dropped by reload() with the other caches
+            self._roles = roles
         return roles
 
     def component_hosts(self, component: Component | str) -> list[str]:
@@ -274,10 +274,10 @@ class KindTarget(Target):
             flags[node] = parse_flags(argv[1:])
         return flags
 
-    def apiserver_ready(self, host: str, timeout: float = 1.0, address: str | None = "") -> bool:
+    def apiserver_ready(self, host: str, timeout: float = 1.0, address: str | None = None) -> bool:
         """kube-apiserver in `host` answers /readyz directly (not through the load balancer); `address`: the node's,
-        if the caller read it already (None: the node is stopped)."""
-        address = self.address(host) if address == "" else address
+        if the caller read it already."""
+        address = address or self.address(host)
         if address is None:
             return False
         try:
