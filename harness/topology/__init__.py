@@ -121,7 +121,8 @@ class HealthCheck(Strict):
 class LoadBalancer(Strict):
     port: int = Field(6443, ge=1, le=65535)
     health_check: HealthCheck = HealthCheck()
-    redispatch: bool = Field(True, description="retry a connection an apiserver refused on another one")
+    redispatch: bool = Field(True, description="retry a connection an apiserver refused on another one "
+                                                       "(false: not retried at all, as a plain TCP balancer)")
 
 
 class Topology(Strict):

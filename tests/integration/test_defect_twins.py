@@ -39,7 +39,7 @@ CASES = [
      ("a member without quorum acknowledged a write", "no etcd leader agreed on by the members",
       "etcd refused /v3/cluster/member/remove", "the surviving member c3 acknowledged a write without quorum")),
     # the blind LB never takes an apiserver with a bad flag out (in a rolling change too), and keeps sending new
-    # connections to it and to one that is stopping or starting, whose refused connections it does not retry elsewhere
+    # connections to it and to one that is stopping or starting, whose refused connections it does not retry at all
     # (its apiservers have no shutdown delay, as a plain TCP balancer's setup: docs/scenarios.md, apiserver_flags)
     # (the rolling bad change fails here on the same lb-detection check as the bad flag: left out, -60 s; 2026-11-26)
     ("lb-no-health-check", "scenarios/apiserver_flags/test_flag_corruption.py", "wrong-etcd-endpoint or rolling_good",

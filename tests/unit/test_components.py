@@ -118,6 +118,14 @@ def test_haproxy_without_health_checks_has_no_check_lines():
     assert "httpchk" not in config and " check" not in config.replace("timeout check", "")
 
 
+def test_haproxy_retries_a_refused_connection_on_another_apiserver_and_a_blind_twins_balancer_none():
+    assert "  retries 3\n  option redispatch 1\n" in by_id(layout())["haproxy@lb"].files.popitem()[1]
+    data = load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json")
+    data["load_balancer"]["redispatch"] = False
+    (config,) = by_id(layout(topology=parse_topology(data)))["haproxy@lb"].files.values()
+    assert "  retries 0\n" in config and "redispatch" not in config
+
+
 def test_restart_policy_comes_from_the_topology():
     data = load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json")
     data["restart"]["etcd"] = {"policy": "never"}
