@@ -1,0 +1,213 @@
+"""`python bench/client_floor.py`: what one request costs the client's own CPU, by kind of client.
+
+The server costs next to nothing and is the same for all: HAProxy on loopback answering 200 itself over TLS. Measured
+one after the other: wrk, a plain Python loop on a TLS socket, the same loop under gevent (locust runs every user in a
+greenlet, on gevent's sockets) and locust's FastHttpUser. Issue #25's goal compares a generator's requests per CPU
+second with wrk's; this separates what Python, gevent and locust each add to a request (docs/load.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from common import write_results  # noqa: E402
+
+SECONDS = 15.0  # long enough that locust's start-up (about 1.5 CPU-s) is a small part of its figure
+MAX_REQUESTS = 2_000_000  # the Python loops stop at this count or at SECONDS, whichever comes first
+REQUEST = b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: quorum-bench\r\nAccept: */*\r\n\r\n"
+COLUMNS = ["client", "connections", "requests", "cpu_s", "requests_per_cpu_s", "us_per_request", "ratio_to_wrk"]
+
+
+@dataclass(frozen=True)
+class Run:
+    client: str
+    connections: int
+    requests: int
+    cpu_s: float  # the client process's own user + system CPU (getrusage of the reaped child), start-up included
+
+
+def read_response(buffer: bytes) -> tuple[int, bytes] | None:
+    """(status, what follows the response) once `buffer` holds a whole response with a Content-Length, else None."""
+    head_end = buffer.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    match = re.search(rb"\r\ncontent-length:\s*(\d+)", buffer[:head_end], re.I)
+    if match is None:
+        raise ValueError(f"a response without Content-Length: {buffer[:head_end]!r}")
+    end = head_end + 4 + int(match.group(1))
+    return (int(buffer[9:12]), buffer[end:]) if len(buffer) >= end else None
+
+
+def request_loop(port: int, seconds: float) -> int:
+    """Requests on one kept-alive TLS connection, one at a time, until `seconds` or MAX_REQUESTS; the count."""
+    import ssl
+
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # loopback, a throwaway server certificate
+    done, buffer, deadline = 0, b"", time.monotonic() + seconds
+    with context.wrap_socket(socket.create_connection(("127.0.0.1", port))) as connection:
+        while done < MAX_REQUESTS and (done % 256 or time.monotonic() < deadline):
+            connection.sendall(REQUEST)
+            while (answer := read_response(buffer)) is None:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    raise ConnectionError("the server closed the connection")
+                buffer += chunk
+            status, buffer = answer
+            if status != 200:
+                raise RuntimeError(f"HTTP {status}")
+            done += 1
+    return done
+
+
+def client_main(kind: str, port: int, connections: int, seconds: float) -> None:
+    """The child process of a Python client: prints how many requests it made."""
+    if kind == "gevent":
+        from gevent import monkey
+
+        monkey.patch_all()
+        import gevent
+
+        jobs = [gevent.spawn(request_loop, port, seconds) for _ in range(connections)]
+        gevent.joinall(jobs, raise_error=True)
+        print(sum(job.value for job in jobs))
+    else:
+        print(request_loop(port, seconds))
+
+
+def measured(client: str, connections: int, argv: list[str], count: Callable[[str], int], cwd: Path) -> Run:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{client} exited {process.returncode}: {output[-1500:]}")
+    return Run(client, connections, count(output), round(usage.ru_utime + usage.ru_stime, 2))
+
+
+def wrk_requests(output: str) -> int:
+    match = re.search(r"(\d+) requests in", output)
+    if match is None or re.search(r"Non-2xx|Socket errors", output):
+        raise RuntimeError(f"wrk did not finish cleanly: {output[-1500:]}")
+    return int(match.group(1))
+
+
+def locust_requests(stats_csv: Path) -> int:
+    with stats_csv.open() as handle:
+        rows = [row for row in csv.DictReader(handle) if row["Name"] == "Aggregated"]
+    if not rows or int(rows[0]["Failure Count"]):
+        raise RuntimeError(f"locust failed requests: {rows}")
+    return int(rows[0]["Request Count"])
+
+
+def rows(runs: list[Run]) -> list[dict]:
+    """The table: each client's cost per request, and its requests per CPU second against wrk's with as many
+    connections (the ratio issue #25's goal names)."""
+    wrk = {run.connections: run.requests / run.cpu_s for run in runs if run.client == "wrk"}
+    table = []
+    for run in runs:
+        per_cpu_s = run.requests / run.cpu_s
+        table.append({"client": run.client, "connections": run.connections, "requests": run.requests,
+                      "cpu_s": run.cpu_s, "requests_per_cpu_s": round(per_cpu_s),
+                      "us_per_request": round(1e6 / per_cpu_s, 1),
+                      "ratio_to_wrk": round(per_cpu_s / wrk[run.connections], 3) if run.connections in wrk else ""})
+    return table
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve(directory: Path, port: int) -> subprocess.Popen:
+    """HAProxy answering 200 itself on 127.0.0.1:port over TLS, with a throwaway certificate."""
+    from harness.pki import LOOPBACK, Authority, write_private
+
+    pair = Authority(directory / "pki", "quorum-bench-client-floor").issue("server", "localhost", server=True,
+                                                                             ips=(LOOPBACK,))
+    bundle = directory / "server.pem"
+    write_private(bundle, pair.cert.read_bytes() + pair.key.read_bytes())
+    config = directory / "haproxy.cfg"
+    config.write_text("\n".join([
+        "global", "  maxconn 1000", "defaults", "  mode http", "  timeout connect 2s", "  timeout client 30s",
+        "  timeout server 30s", "frontend answers", f"  bind 127.0.0.1:{port} ssl crt {bundle}",
+        "  http-request return status 200 content-type text/plain string ok", ""]))
+    server = subprocess.Popen(["haproxy", "-db", "-f", str(config)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("HAProxy did not listen within 10 s")
+
+
+def run_all(seconds: float) -> list[Run]:
+    with tempfile.TemporaryDirectory(prefix="quorum-client-floor-") as temporary:
+        directory, port = Path(temporary), free_port()
+        url = f"https://127.0.0.1:{port}/readyz"
+        (directory / "locustfile.py").write_text(
+            "from locust import FastHttpUser, task\n\n\nclass Reads(FastHttpUser):\n"
+            f"    host = 'https://127.0.0.1:{port}'\n    insecure = True\n\n"
+            "    @task\n    def readyz(self):\n        self.client.get('/readyz')\n")
+        server = serve(directory, port)
+        this = [sys.executable, str(Path(__file__).resolve()), "--client"]
+        lines = lambda output: int(output.split()[-1])  # noqa: E731
+        try:
+            return [
+                measured("wrk", 1, ["wrk", "-t1", "-c1", f"-d{int(seconds)}s", url], wrk_requests, directory),
+                measured("wrk", 20, ["wrk", "-t1", "-c20", f"-d{int(seconds)}s", url], wrk_requests, directory),
+                measured("python, plain TLS socket", 1, [*this, "plain", str(port), "1", str(seconds)], lines, directory),
+                measured("python under gevent", 1, [*this, "gevent", str(port), "1", str(seconds)], lines, directory),
+                measured("python under gevent", 20, [*this, "gevent", str(port), "20", str(seconds)], lines, directory),
+                measured("locust FastHttpUser (1 process)", 20,
+                         [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "20", "-r", "20",
+                          "-t", f"{int(seconds)}s", "--only-summary", "--csv", "floor"],
+                         lambda _: locust_requests(directory / "floor_stats.csv"), directory),
+            ]
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=SECONDS, help="each client's run (default %(default)s)")
+    parser.add_argument("--client", nargs=4, metavar=("KIND", "PORT", "CONNECTIONS", "SECONDS"),
+                        help=argparse.SUPPRESS)  # the child process of a Python client
+    options = parser.parse_args()
+    if options.client:
+        kind, port, connections, seconds = options.client
+        client_main(kind, int(port), int(connections), float(seconds))
+        return
+    table = rows(run_all(options.seconds))
+    write_results("client_floor", table, COLUMNS, "What a request costs the client's own CPU, by kind of client",
+                  notes="Each client alone against HAProxy answering 200 itself over TLS on loopback (the same "
+                        "endpoint and server for all), one after the other, for the same time. cpu_s: the client "
+                        "process's own CPU (getrusage of the reaped child, start-up included); ratio_to_wrk: requests "
+                        "per CPU second against wrk's with as many connections, the ratio issue #25's goal names "
+                        "(0.6). What the rows say: docs/load.md.")
+    for row in table:
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
