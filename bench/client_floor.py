@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import write_results  # noqa: E402
+from harness.faults.signals import interrupt_on_signals  # noqa: E402
 
 SECONDS = 15.0  # long enough that locust's start-up (about 1.5 CPU-s) is a small part of its figure
 MAX_REQUESTS = 2_000_000  # the Python loops stop at this count or at SECONDS, whichever comes first
@@ -91,7 +92,12 @@ def client_main(kind: str, port: int, connections: int, seconds: float) -> None:
 
 def measured(client: str, connections: int, argv: list[str], count: Callable[[str], int], cwd: Path) -> Run:
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
-    output = process.stdout.read()
+    try:
+        output = process.stdout.read()
+    except BaseException:  # a signal (interrupt_on_signals) or an error: the client goes with the bench
+        process.kill()
+        process.wait()
+        raise
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
@@ -198,7 +204,11 @@ def main() -> None:
         kind, port, connections, seconds = options.client
         client_main(kind, int(port), int(connections), float(seconds))
         return
-    table = rows(run_all(options.seconds))
+    interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: the client and the server are stopped
+    try:
+        table = rows(run_all(options.seconds))
+    except KeyboardInterrupt as stopped:
+        sys.exit(f"client_floor: stopped ({stopped}); its client and HAProxy are stopped, nothing was written")
     write_results("client_floor", table, COLUMNS, "What a request costs the client's own CPU, by kind of client",
                   notes="Each client alone against HAProxy answering 200 itself over TLS on loopback (the same "
                         "endpoint and server for all), one after the other, for the same time. cpu_s: the client "

@@ -28,7 +28,7 @@ def config(layout: Layout, host: Host) -> str:
         "  log global",
         "  option tcplog",
         # a connection refused by a dead backend is retried on another one; a blind twin's balancer retries none, as
-        # a plain TCP balancer (HAProxy's own default, retries 3 on the same server, hid a restart's refused window)
+        # a plain TCP balancer does (not HAProxy's default, 3 retries on the same server: docs/scenarios.md)
         *(["  retries 3", "  option redispatch 1"] if lb.redispatch else ["  retries 0"]),
         "  timeout connect 2s",
         "  timeout client 600s",   # long enough for watches
