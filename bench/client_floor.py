@@ -1,8 +1,8 @@
 """`python bench/client_floor.py`: what one request costs the client's own CPU, by kind of client.
 
 The server costs next to nothing and is the same for all: HAProxy on loopback answering 200 itself over TLS. Measured
-one after the other: wrk, a plain Python loop on a TLS socket, the same loop under gevent (locust runs every user in a
-greenlet, on gevent's sockets) and locust's FastHttpUser. Issue #25's goal compares a generator's requests per CPU
+one after the other: wrk, lean Python clients on plain TLS sockets and the same under gevent (locust runs every user in
+a greenlet, on gevent's sockets; bench/python_clients.py), and locust's FastHttpUser. Issue #25's goal compares a generator's requests per CPU
 second with wrk's; this separates what Python, gevent and locust each add to a request (docs/load.md).
 """
 
@@ -28,8 +28,6 @@ from common import write_results  # noqa: E402
 from harness.faults.signals import interrupt_on_signals  # noqa: E402
 
 SECONDS = 15.0  # long enough that locust's start-up (about 1.5 CPU-s) is a small part of its figure
-MAX_REQUESTS = 2_000_000  # the Python loops stop at this count or at SECONDS, whichever comes first
-REQUEST = b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nUser-Agent: quorum-bench\r\nAccept: */*\r\n\r\n"
 COLUMNS = ["client", "connections", "requests", "cpu_s", "requests_per_cpu_s", "us_per_request", "ratio_to_wrk"]
 
 
@@ -39,55 +37,6 @@ class Run:
     connections: int
     requests: int
     cpu_s: float  # the client process's own user + system CPU (getrusage of the reaped child), start-up included
-
-
-def read_response(buffer: bytes) -> tuple[int, bytes] | None:
-    """(status, what follows the response) once `buffer` holds a whole response with a Content-Length, else None."""
-    head_end = buffer.find(b"\r\n\r\n")
-    if head_end < 0:
-        return None
-    match = re.search(rb"\r\ncontent-length:\s*(\d+)", buffer[:head_end], re.I)
-    if match is None:
-        raise ValueError(f"a response without Content-Length: {buffer[:head_end]!r}")
-    end = head_end + 4 + int(match.group(1))
-    return (int(buffer[9:12]), buffer[end:]) if len(buffer) >= end else None
-
-
-def request_loop(port: int, seconds: float) -> int:
-    """Requests on one kept-alive TLS connection, one at a time, until `seconds` or MAX_REQUESTS; the count."""
-    import ssl
-
-    context = ssl.create_default_context()
-    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # loopback, a throwaway server certificate
-    done, buffer, deadline = 0, b"", time.monotonic() + seconds
-    with context.wrap_socket(socket.create_connection(("127.0.0.1", port))) as connection:
-        while done < MAX_REQUESTS and (done % 256 or time.monotonic() < deadline):
-            connection.sendall(REQUEST)
-            while (answer := read_response(buffer)) is None:
-                chunk = connection.recv(65536)
-                if not chunk:
-                    raise ConnectionError("the server closed the connection")
-                buffer += chunk
-            status, buffer = answer
-            if status != 200:
-                raise RuntimeError(f"HTTP {status}")
-            done += 1
-    return done
-
-
-def client_main(kind: str, port: int, connections: int, seconds: float) -> None:
-    """The child process of a Python client: prints how many requests it made."""
-    if kind == "gevent":
-        from gevent import monkey
-
-        monkey.patch_all()
-        import gevent
-
-        jobs = [gevent.spawn(request_loop, port, seconds) for _ in range(connections)]
-        gevent.joinall(jobs, raise_error=True)
-        print(sum(job.value for job in jobs))
-    else:
-        print(request_loop(port, seconds))
 
 
 def measured(client: str, connections: int, argv: list[str], count: Callable[[str], int], cwd: Path) -> Run:
@@ -175,15 +124,16 @@ def run_all(seconds: float) -> list[Run]:
             f"    host = 'https://127.0.0.1:{port}'\n    insecure = True\n\n"
             "    @task\n    def readyz(self):\n        self.client.get('/readyz')\n")
         server = serve(directory, port)
-        this = [sys.executable, str(Path(__file__).resolve()), "--client"]
-        lines = lambda output: int(output.split()[-1])  # noqa: E731
+        this = [sys.executable, str(Path(__file__).resolve().parent / "python_clients.py")]
+        lines = lambda output: int(output.split()[-2])  # noqa: E731  (it prints "<requests> <seconds>")
         try:
             return [
                 measured("wrk", 1, ["wrk", "-t1", "-c1", f"-d{int(seconds)}s", url], wrk_requests, directory),
                 measured("wrk", 20, ["wrk", "-t1", "-c20", f"-d{int(seconds)}s", url], wrk_requests, directory),
-                measured("python, plain TLS socket", 1, [*this, "plain", str(port), "1", str(seconds)], lines, directory),
-                measured("python under gevent", 1, [*this, "gevent", str(port), "1", str(seconds)], lines, directory),
-                measured("python under gevent", 20, [*this, "gevent", str(port), "20", str(seconds)], lines, directory),
+                measured("python, plain TLS sockets", 1, [*this, "plain", url, "1", str(seconds)], lines, directory),
+                measured("python, plain TLS sockets", 20, [*this, "plain", url, "20", str(seconds)], lines, directory),
+                measured("python under gevent", 1, [*this, "gevent", url, "1", str(seconds)], lines, directory),
+                measured("python under gevent", 20, [*this, "gevent", url, "20", str(seconds)], lines, directory),
                 measured("locust FastHttpUser (1 process)", 20,
                          [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "20", "-r", "20",
                           "-t", f"{int(seconds)}s", "--only-summary", "--csv", "floor"],
@@ -197,13 +147,7 @@ def run_all(seconds: float) -> list[Run]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=SECONDS, help="each client's run (default %(default)s)")
-    parser.add_argument("--client", nargs=4, metavar=("KIND", "PORT", "CONNECTIONS", "SECONDS"),
-                        help=argparse.SUPPRESS)  # the child process of a Python client
     options = parser.parse_args()
-    if options.client:
-        kind, port, connections, seconds = options.client
-        client_main(kind, int(port), int(connections), float(seconds))
-        return
     interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: the client and the server are stopped
     try:
         table = rows(run_all(options.seconds))

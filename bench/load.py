@@ -3,7 +3,7 @@
     python bench/load.py ready [--counts 1000]        # time until N hollow nodes (and their pods) are Ready
     python bench/load.py usage [--seconds 30]         # CPU and memory of the cluster and the harness, 1000 nodes
     python bench/load.py capacity [--counts 1000 2000 3000]  # highest node count with the ci load within SLOs
-    python bench/load.py rps [--seconds 20]           # one locust process, vegeta and wrk, same endpoint
+    python bench/load.py rps [--seconds 20]           # locust, vegeta, a plain Python client, wrk: same endpoint
 
 Each mode brings up its own cluster in a scratch run directory and takes it down again.
 """
@@ -223,14 +223,16 @@ def rps(seconds: float) -> None:
             "locust (1 process, FastHttpUser, 20 users, client certificate)": load_rps.locust(c, seconds, False),
             "locust (1 process, FastHttpUser, 20 users, anonymous)": load_rps.locust(c, seconds, True),
             "vegeta (1 process, 20 workers, anonymous)": load_rps.vegeta(url, ca, seconds, c.scratch / "vegeta"),
+            "python, plain TLS sockets (1 process, 20 connections, anonymous)": load_rps.python_plain(url, ca, seconds),
             "wrk (1 thread, 20 connections, anonymous)": load_rps.wrk(url, seconds),
         }
     write_results("load_rps", load_rps.rows(measured, seconds, "wrk (1 thread, 20 connections, anonymous)"),
                   ["tool", "rps", "cpu_cores", "rps_per_core", "tcp_opens", "on_cpu", "waiting"],
-                  "Requests per second: one locust process, vegeta and wrk",
+                  "Requests per second: one locust process, vegeta, a plain Python client and wrk",
                   f"All against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
                   "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
-                  "certificates), vegeta and locust hit the same endpoint; locust also runs anonymously, so the "
+                  "certificates), vegeta, the plain Python client (bench/python_clients.py) and locust hit the same "
+                  "endpoint; locust also runs anonymously, so the "
                   "server does the same work for all. All use HTTP/1.1 and 20 connections. cpu_cores: the "
                   "generator's own CPU time (user + system, from getrusage of its reaped process, locust's start-up "
                   "included) over the run; rps_per_core: requests per CPU second of the generator, what issue #25's "

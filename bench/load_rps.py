@@ -11,6 +11,7 @@ import json
 import re
 import resource
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -102,6 +103,27 @@ def wrk(url: str, seconds: float) -> Measured:
         out, _ = process[0].communicate(timeout=seconds + 60)
         match = re.search(r"Requests/sec:\s+([\d.]+)", out)
         return float(match.group(1)) if match else 0.0
+
+    return measure(seconds, start, finish)
+
+
+def python_plain(url: str, ca: Path, seconds: float) -> Measured:
+    """bench/python_clients.py's plain client: the connections multiplexed in one process, neither gevent nor locust
+    (what a request costs Python itself: docs/load.md)."""
+    process: list[subprocess.Popen] = []
+
+    def start() -> int:
+        process.append(subprocess.Popen([sys.executable, str(Path(__file__).resolve().parent / "python_clients.py"),
+                                         "plain", url, str(USERS), str(seconds), str(ca)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        return process[0].pid
+
+    def finish() -> float:
+        out, _ = process[0].communicate(timeout=seconds + 60)
+        if process[0].returncode != 0:
+            raise RuntimeError(f"the plain Python client failed: {out[-1500:]}")
+        requests, elapsed = out.split()[-2:]
+        return int(requests) / float(elapsed)
 
     return measure(seconds, start, finish)
 

@@ -1,0 +1,160 @@
+"""Lean Python HTTP/1.1 clients over kept-alive TLS connections, for benchmarks of what a request costs the client
+(bench/client_floor.py, `bench/load.py rps`): GET one path again and again, count the 200s, fail on anything else.
+
+    python bench/python_clients.py KIND URL CONNECTIONS SECONDS [CA_FILE]
+
+KIND is `plain` (blocking sockets; several connections are multiplexed with epoll) or `gevent` (one greenlet
+per connection on gevent's sockets, as locust runs its users). Prints "<requests> <seconds from the first request
+to the last answer>". Without CA_FILE the server's certificate is not verified (a throwaway one on loopback).
+"""
+
+from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__" and sys.argv[1:2] == ["gevent"]:
+    from gevent import monkey  # before ssl and socket are imported, as gevent requires
+
+    monkey.patch_all()
+
+import re  # noqa: E402
+import select  # noqa: E402
+import socket  # noqa: E402
+import ssl  # noqa: E402
+import struct  # noqa: E402
+import time  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
+
+MAX_REQUESTS = 2_000_000  # every loop stops at this count or at its time, whichever comes first
+
+
+CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:\s*(\d+)", re.I)
+
+
+def read_response(buffer: bytes) -> tuple[int, bytes] | None:
+    """(status, what follows the response) once `buffer` holds a whole response with a Content-Length, else None."""
+    head_end = buffer.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    match = CONTENT_LENGTH.search(buffer, 0, head_end)
+    if match is None:
+        raise ValueError(f"a response without Content-Length: {buffer[:head_end]!r}")
+    end = head_end + 4 + int(match.group(1))
+    return (int(buffer[9:12]), buffer[end:]) if len(buffer) >= end else None
+
+
+def request_bytes(url: str) -> bytes:
+    parts = urlsplit(url)
+    return (f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\nUser-Agent: quorum-bench\r\n"
+            "Accept: */*\r\n\r\n").encode()
+
+
+def tls_context(ca_file: str | None) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=ca_file)
+    if ca_file is None:
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context
+
+
+def connect(url: str, context: ssl.SSLContext) -> ssl.SSLSocket:
+    """A TLS connection whose reads and writes give up after 10 s. Without gevent the kernel keeps that time
+    (SO_RCVTIMEO, SO_SNDTIMEO), not Python: a Python socket timeout polls before every call, one more system call
+    per request."""
+    parts = urlsplit(url)
+    connection = context.wrap_socket(socket.create_connection((parts.hostname, parts.port or 443), timeout=10),
+                                     server_hostname=parts.hostname)
+    if socket.socket.__module__.startswith("gevent"):
+        return connection  # gevent's sockets keep their 10 s timeout themselves, with a timer, no extra call
+    connection.settimeout(None)
+    ten_seconds = struct.pack("ll", 10, 0)
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, ten_seconds)
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, ten_seconds)
+    return connection
+
+
+def one_connection(url: str, context: ssl.SSLContext, seconds: float) -> int:
+    """Requests on one connection, one at a time, until `seconds` or MAX_REQUESTS; the count (also under gevent)."""
+    request, done, buffer, deadline = request_bytes(url), 0, b"", time.monotonic() + seconds
+    with connect(url, context) as connection:
+        while done < MAX_REQUESTS and (done % 256 or time.monotonic() < deadline):
+            connection.sendall(request)
+            while (answer := read_response(buffer)) is None:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    raise ConnectionError("the server closed the connection")
+                buffer += chunk
+            status, buffer = answer
+            if status != 200:
+                raise RuntimeError(f"HTTP {status}")
+            done += 1
+    return done
+
+
+def multiplexed(url: str, context: ssl.SSLContext, connections: int, seconds: float) -> int:
+    """One request in flight on each of `connections` connections, multiplexed by epoll, in one thread."""
+    request, deadline, done = request_bytes(url), time.monotonic() + seconds, 0
+    poller, open_by_fd, buffers = select.epoll(), {}, {}
+    try:
+        for _ in range(connections):
+            connection = connect(url, context)
+            connection.sendall(request)
+            connection.setblocking(False)
+            poller.register(connection.fileno(), select.EPOLLIN)
+            open_by_fd[connection.fileno()], buffers[connection.fileno()] = connection, b""
+        while open_by_fd:
+            events = poller.poll(10, len(open_by_fd))  # as many slots as connections, as selectors does
+            if not events:
+                raise TimeoutError("no answer on any connection for 10 s")
+            for fd, _ in events:
+                connection = open_by_fd[fd]
+                try:
+                    buffer = buffers[fd] + connection.read(65536)
+                    while connection.pending():  # TLS records already decrypted wait in the socket, not the kernel
+                        buffer += connection.read(65536)
+                except ssl.SSLWantReadError:
+                    continue
+                if (answer := read_response(buffer)) is None:
+                    buffers[fd] = buffer
+                    continue
+                status, buffers[fd] = answer
+                if status != 200:
+                    raise RuntimeError(f"HTTP {status}")
+                done += 1
+                if done >= MAX_REQUESTS or time.monotonic() >= deadline:
+                    poller.unregister(fd)
+                    del open_by_fd[fd]
+                    connection.close()
+                elif connection.send(request) != len(request):  # one small TLS record: the socket buffer takes it
+                    raise ConnectionError("a request did not fit the socket's buffer")
+    finally:
+        for connection in open_by_fd.values():
+            connection.close()
+        poller.close()
+    return done
+
+
+def run(kind: str, url: str, connections: int, seconds: float, ca_file: str | None) -> tuple[int, float]:
+    """(requests, seconds from the first request to the last answer) of one client process."""
+    if kind == "gevent":  # run as a script: sockets and ssl are gevent's (patched at the top)
+        import gevent
+
+        context = tls_context(ca_file)
+        started = time.monotonic()
+        jobs = [gevent.spawn(one_connection, url, context, seconds) for _ in range(connections)]
+        gevent.joinall(jobs, raise_error=True)
+        return sum(job.value for job in jobs), time.monotonic() - started
+    if kind != "plain":
+        raise ValueError(f"unknown client kind {kind!r}: plain or gevent")
+    context = tls_context(ca_file)
+    started = time.monotonic()
+    done = (one_connection(url, context, seconds) if connections == 1
+            else multiplexed(url, context, connections, seconds))
+    return done, time.monotonic() - started
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (5, 6):
+        sys.exit(__doc__)
+    requests, elapsed = run(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+                            sys.argv[5] if len(sys.argv) == 6 else None)
+    print(requests, round(elapsed, 3))
