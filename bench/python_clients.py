@@ -4,7 +4,7 @@
     python bench/python_clients.py KIND URL CONNECTIONS SECONDS [CA_FILE]
 
 KIND is `plain` (blocking sockets; several connections are multiplexed with epoll) or `gevent` (one greenlet
-per connection on gevent's sockets, as locust runs its users). Prints "<requests> <seconds from the first request
+per connection on gevent's sockets, as locust runs its users). Prints "<requests> <seconds from the first connection
 to the last answer>". Without CA_FILE the server's certificate is not verified (a throwaway one on loopback).
 """
 
@@ -26,8 +26,6 @@ import time  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
 MAX_REQUESTS = 2_000_000  # every loop stops at this count or at its time, whichever comes first
-
-
 CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:\s*(\d+)", re.I)
 
 
@@ -134,7 +132,7 @@ def multiplexed(url: str, context: ssl.SSLContext, connections: int, seconds: fl
 
 
 def run(kind: str, url: str, connections: int, seconds: float, ca_file: str | None) -> tuple[int, float]:
-    """(requests, seconds from the first request to the last answer) of one client process."""
+    """(requests, seconds from the first connection to the last answer) of one client process."""
     if kind == "gevent":  # run as a script: sockets and ssl are gevent's (patched at the top)
         import gevent
 
@@ -155,6 +153,9 @@ def run(kind: str, url: str, connections: int, seconds: float, ca_file: str | No
 if __name__ == "__main__":
     if len(sys.argv) not in (5, 6):
         sys.exit(__doc__)
-    requests, elapsed = run(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
-                            sys.argv[5] if len(sys.argv) == 6 else None)
+    try:
+        requests, elapsed = run(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+                                sys.argv[5] if len(sys.argv) == 6 else None)
+    except ValueError as error:  # a bad argument: say which, not a traceback
+        sys.exit(f"python_clients: {error}\n{__doc__}")
     print(requests, round(elapsed, 3))
