@@ -126,15 +126,17 @@ def run_all(seconds: float) -> list[Run]:
             "    @task\n    def readyz(self):\n        self.client.get('/readyz')\n")
         server = serve(directory, port)
         this = [sys.executable, str(Path(__file__).resolve().parent / "python_clients.py")]
-        lines = lambda output: int(output.split()[-2])  # noqa: E731  (it prints "<requests> <seconds>")
+
+        def printed(output: str) -> int:  # a Python client prints "<requests> <seconds>"
+            return int(output.split()[-2])
+
         try:
             return [
                 measured("wrk", 1, ["wrk", "-t1", "-c1", f"-d{int(seconds)}s", url], wrk_requests, directory),
                 measured("wrk", 20, ["wrk", "-t1", "-c20", f"-d{int(seconds)}s", url], wrk_requests, directory),
-                measured("python, plain TLS sockets", 1, [*this, "plain", url, "1", str(seconds)], lines, directory),
-                measured("python, plain TLS sockets", 20, [*this, "plain", url, "20", str(seconds)], lines, directory),
-                measured("python under gevent", 1, [*this, "gevent", url, "1", str(seconds)], lines, directory),
-                measured("python under gevent", 20, [*this, "gevent", url, "20", str(seconds)], lines, directory),
+                *(measured(name, n, [*this, kind, url, str(n), str(seconds)], printed, directory)
+                  for name, kind in (("python, plain TLS sockets", "plain"), ("python under gevent", "gevent"))
+                  for n in (1, 20)),
                 measured("locust FastHttpUser (1 process)", 20,
                          [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "20", "-r", "20",
                           "-t", f"{int(seconds)}s", "--only-summary", "--csv", "floor"],
@@ -149,6 +151,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=SECONDS, help="each client's run (default %(default)s)")
     options = parser.parse_args()
+    if options.seconds < 1:
+        parser.error(f"--seconds {options.seconds}: each client runs at least 1 s (wrk counts whole seconds)")
     interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: the client and the server are stopped
     try:
         table = rows(run_all(options.seconds))

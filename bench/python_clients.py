@@ -133,6 +133,11 @@ def multiplexed(url: str, context: ssl.SSLContext, connections: int, seconds: fl
 
 def run(kind: str, url: str, connections: int, seconds: float, ca_file: str | None) -> tuple[int, float]:
     """(requests, seconds from the first connection to the last answer) of one client process."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
+        raise ValueError(f"{url!r} is not an https:// URL with a host")
+    if connections < 1 or seconds <= 0:
+        raise ValueError(f"{connections} connections for {seconds} s: both must be above 0")
     if kind == "gevent":  # run as a script: sockets and ssl are gevent's (patched at the top)
         import gevent
 
