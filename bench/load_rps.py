@@ -80,6 +80,16 @@ def measure(seconds: float, start: Callable[[], int], finish: Callable[[], float
                     (ran1 - ran0) / (t1 - t0), (waited1 - waited0) / (t1 - t0))
 
 
+def communicate_or_kill(process: subprocess.Popen, timeout: float) -> str:
+    """A generator's output once it exits; killed, not left running, if it outlives `timeout` or the bench stops."""
+    try:
+        return process.communicate(timeout=timeout)[0]
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+
+
 def locust(c, seconds: float, anonymous: bool) -> Measured:
     spec = spec_for(c.cluster, users=USERS, rate_per_s=5000, duration_s=seconds, mix={"readyz": 1}, unpaced=True,
                     processes=1, anonymous=anonymous)
@@ -100,7 +110,7 @@ def wrk(url: str, seconds: float) -> Measured:
         return process[0].pid
 
     def finish() -> float:
-        out, _ = process[0].communicate(timeout=seconds + 60)
+        out = communicate_or_kill(process[0], seconds + 60)
         match = re.search(r"Requests/sec:\s+([\d.]+)", out)
         return float(match.group(1)) if match else 0.0
 
@@ -119,7 +129,7 @@ def python_plain(url: str, ca: Path, seconds: float) -> Measured:
         return process[0].pid
 
     def finish() -> float:
-        out, _ = process[0].communicate(timeout=seconds + 60)
+        out = communicate_or_kill(process[0], seconds + 60)
         if process[0].returncode != 0:
             raise RuntimeError(f"the plain Python client failed: {out[-1500:]}")
         requests, elapsed = out.split()[-2:]
