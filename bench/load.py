@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -29,6 +30,7 @@ from common import write_results as _write_results  # noqa: E402
 from harness.backends import registry  # noqa: E402
 from harness.checkers.server_slo import server_latency_slo  # noqa: E402
 from harness.checkers.slo import error_rate, heartbeat_health, latency_slo  # noqa: E402
+from harness.faults.signals import interrupt_on_signals  # noqa: E402
 from harness.history import History  # noqa: E402
 from harness.load.generator import LoadGenerator, spec_for  # noqa: E402
 from harness.load.scraped import ScrapedLoad  # noqa: E402
@@ -64,13 +66,22 @@ class Cluster:
 
     def __enter__(self):
         started = time.monotonic()
-        self.cluster = registry.get("process").up(self.topology, self.run_dir, say=lambda line: print(line, flush=True))
+        try:
+            self.cluster = registry.get("process").up(self.topology, self.run_dir,
+                                                      say=lambda line: print(line, flush=True))
+            self.hollow = json.loads((self.run_dir / "hollow.json").read_text())
+        except BaseException:  # a failed or interrupted build: nothing of it stays behind
+            self.__exit__()
+            raise
         self.up_s = time.monotonic() - started
-        self.hollow = json.loads((self.run_dir / "hollow.json").read_text())
         return self
 
     def __exit__(self, *exc) -> None:
-        registry.down(self.run_dir)
+        """The cluster down, and its scratch directory (keys and kubeconfigs among it) removed."""
+        try:
+            registry.down(self.run_dir)
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def ready(counts: list[int]) -> None:
@@ -248,14 +259,19 @@ def main() -> None:
     parser.add_argument("--counts", type=int, nargs="+", default=None)
     parser.add_argument("--seconds", type=float, default=30.0)
     args = parser.parse_args()
-    if args.mode == "ready":
-        ready(args.counts or [1000])
-    elif args.mode == "usage":
-        usage(args.seconds)
-    elif args.mode == "capacity":
-        capacity(args.counts or [1000, 2000, 3000], max(args.seconds, 60.0))
-    else:
-        rps(args.seconds)
+    interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: the cluster is taken down, the generators killed
+    try:
+        if args.mode == "ready":
+            ready(args.counts or [1000])
+        elif args.mode == "usage":
+            usage(args.seconds)
+        elif args.mode == "capacity":
+            capacity(args.counts or [1000, 2000, 3000], max(args.seconds, 60.0))
+        else:
+            rps(args.seconds)
+    except KeyboardInterrupt as stopped:
+        sys.exit(f"load.py {args.mode}: stopped ({stopped}); its cluster is down and its generators stopped, "
+                 "nothing more was written")
 
 
 if __name__ == "__main__":

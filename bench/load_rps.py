@@ -7,9 +7,12 @@ from one that is starved by the cluster beside it on the same cores (issue #25, 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -70,24 +73,19 @@ def measure(seconds: float, start: Callable[[], int], finish: Callable[[], float
     """Run one generator: `start` launches it and returns its pid, `finish` waits for it and returns requests/s."""
     cpu, opens = children_cpu_s(), tcp_active_opens()
     pid = start()
-    warm = min(4.0, seconds / 4)  # start-up and connecting are left out of the on-CPU and waiting figures
-    time.sleep(warm)
-    ran0, waited0, t0 = *schedstat(pid), time.monotonic()
-    time.sleep(max(seconds - 2 * warm, 1.0))
-    ran1, waited1, t1 = *schedstat(pid), time.monotonic()
-    rate = finish()
+    try:
+        warm = min(4.0, seconds / 4)  # start-up and connecting are left out of the on-CPU and waiting figures
+        time.sleep(warm)
+        ran0, waited0, t0 = *schedstat(pid), time.monotonic()
+        time.sleep(max(seconds - 2 * warm, 1.0))
+        ran1, waited1, t1 = *schedstat(pid), time.monotonic()
+        rate = finish()
+    except BaseException:  # a signal (bench/load.py) or an error: the generator does not outlive the bench
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        raise
     return Measured(rate, children_cpu_s() - cpu, tcp_active_opens() - opens,
                     (ran1 - ran0) / (t1 - t0), (waited1 - waited0) / (t1 - t0))
-
-
-def communicate_or_kill(process: subprocess.Popen, timeout: float) -> str:
-    """A generator's output once it exits; killed, not left running, if it outlives `timeout` or the bench stops."""
-    try:
-        return process.communicate(timeout=timeout)[0]
-    except BaseException:
-        process.kill()
-        process.wait()
-        raise
 
 
 def locust(c, seconds: float, anonymous: bool) -> Measured:
@@ -110,7 +108,7 @@ def wrk(url: str, seconds: float) -> Measured:
         return process[0].pid
 
     def finish() -> float:
-        out = communicate_or_kill(process[0], seconds + 60)
+        out, _ = process[0].communicate(timeout=seconds + 60)
         match = re.search(r"Requests/sec:\s+([\d.]+)", out)
         return float(match.group(1)) if match else 0.0
 
@@ -129,7 +127,7 @@ def python_plain(url: str, ca: Path, seconds: float) -> Measured:
         return process[0].pid
 
     def finish() -> float:
-        out = communicate_or_kill(process[0], seconds + 60)
+        out, _ = process[0].communicate(timeout=seconds + 60)
         if process[0].returncode != 0:
             raise RuntimeError(f"the plain Python client failed: {out[-1500:]}")
         requests, elapsed = out.split()[-2:]
