@@ -85,7 +85,13 @@ def check_identity(target: Target) -> None:
 
 def check_health(target: Target) -> None:
     target.ensure_local()
-    assert target.problems() == [], target.problems()
+    # one answer missing its timeout on a busy machine is not a wrong health check; a healthy cluster answers again
+    # (docs/design.md, the official CI of stop 46)
+    first = target.problems()
+    if first:
+        print(f"check_health: first look {first}; waiting up to {target.settle_s:.0f} s")
+    problems = target.problems_after(target.settle_s) if first else first
+    assert problems == [], problems
     assert target.api.ready()
     assert target.etcd.leader() in target.hosts(HostRole.ETCD)
     assert set(target.etcd_urls) == {target.etcd_url(h) for h in target.hosts(HostRole.ETCD)}

@@ -48,3 +48,15 @@ def test_the_capability_table_in_docs_design_says_what_each_backend_offers():
         assert cells[1] == capability.meaning
         assert {n for n, cell in zip(names, cells[2:]) if cell == "yes"} == \
             {n for n in names if capability in registry.get(n).capabilities}, capability
+
+
+def test_the_health_check_waits_out_one_missed_answer_and_fails_on_a_lasting_problem(fake, monkeypatch):
+    from tests.protocol_checks import check_health
+
+    looks = iter([["etcd@c1 unhealthy"]])
+    healthy = type(fake).problems
+    monkeypatch.setattr(type(fake), "problems", lambda self: next(looks, None) or healthy(self))
+    check_health(fake)  # the second look is healthy
+    monkeypatch.setattr(type(fake), "problems", lambda self: ["etcd@c1 unhealthy"])
+    with pytest.raises(AssertionError, match="etcd@c1 unhealthy"):
+        check_health(fake)
