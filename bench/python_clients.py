@@ -6,6 +6,7 @@
 KIND is `plain` (blocking sockets; several connections are multiplexed with epoll) or `gevent` (one greenlet
 per connection on gevent's sockets, as locust runs its users). Prints "<requests> <seconds from the first connection
 to the last answer>". Without CA_FILE the server's certificate is not verified (a throwaway one on loopback).
+Its request and parser are the load suite's plain reader's (harness/load/plain_http.py).
 """
 
 from __future__ import annotations
@@ -17,57 +18,20 @@ if __name__ == "__main__" and sys.argv[1:2] == ["gevent"]:
 
     monkey.patch_all()
 
-import re  # noqa: E402
 import select  # noqa: E402
-import socket  # noqa: E402
 import ssl  # noqa: E402
-import struct  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the harness is beside bench/
+from harness.load.plain_http import connect, get_request, read_response, tls_context  # noqa: E402
+
 MAX_REQUESTS = 2_000_000  # every loop stops at this count or at its time, whichever comes first
-CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:\s*(\d+)", re.I)
-
-
-def read_response(buffer: bytes) -> tuple[int, bytes] | None:
-    """(status, what follows the response) once `buffer` holds a whole response with a Content-Length, else None."""
-    head_end = buffer.find(b"\r\n\r\n")
-    if head_end < 0:
-        return None
-    match = CONTENT_LENGTH.search(buffer, 0, head_end)
-    if match is None:
-        raise ValueError(f"a response without Content-Length: {buffer[:head_end]!r}")
-    end = head_end + 4 + int(match.group(1))
-    return (int(buffer[9:12]), buffer[end:]) if len(buffer) >= end else None
 
 
 def request_bytes(url: str) -> bytes:
-    parts = urlsplit(url)
-    return (f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\nUser-Agent: quorum-bench\r\n"
-            "Accept: */*\r\n\r\n").encode()
-
-
-def tls_context(ca_file: str | None) -> ssl.SSLContext:
-    context = ssl.create_default_context(cafile=ca_file)
-    if ca_file is None:
-        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    return context
-
-
-def connect(url: str, context: ssl.SSLContext) -> ssl.SSLSocket:
-    """A TLS connection whose reads and writes give up after 10 s. Without gevent the kernel keeps that time
-    (SO_RCVTIMEO, SO_SNDTIMEO), not Python: a Python socket timeout polls before every call, one more system call
-    per request."""
-    parts = urlsplit(url)
-    connection = context.wrap_socket(socket.create_connection((parts.hostname, parts.port or 443), timeout=10),
-                                     server_hostname=parts.hostname)
-    if socket.socket.__module__.startswith("gevent"):
-        return connection  # gevent's sockets keep their 10 s timeout themselves, with a timer, no extra call
-    connection.settimeout(None)
-    ten_seconds = struct.pack("ll", 10, 0)
-    connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, ten_seconds)
-    connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, ten_seconds)
-    return connection
+    return get_request(url, urlsplit(url).path or "/")
 
 
 def one_connection(url: str, context: ssl.SSLContext, seconds: float) -> int:
@@ -81,7 +45,7 @@ def one_connection(url: str, context: ssl.SSLContext, seconds: float) -> int:
                 if not chunk:
                     raise ConnectionError("the server closed the connection")
                 buffer += chunk
-            status, buffer = answer
+            status, buffer, _ = answer
             if status != 200:
                 raise RuntimeError(f"HTTP {status}")
             done += 1
@@ -114,7 +78,7 @@ def multiplexed(url: str, context: ssl.SSLContext, connections: int, seconds: fl
                 if (answer := read_response(buffer)) is None:
                     buffers[fd] = buffer
                     continue
-                status, buffers[fd] = answer
+                status, buffers[fd], _ = answer
                 if status != 200:
                     raise RuntimeError(f"HTTP {status}")
                 done += 1

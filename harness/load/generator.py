@@ -1,5 +1,6 @@
-"""The harness side of a load run: worker processes started and bounded, their requests put into the
-History as operations (f="load.<verb>", target=<resource>, extra scope and HTTP status)."""
+"""The harness side of a load run: worker processes started and bounded (locust workers for the mix, one plain
+reader for its rate-only reads: harness/load/reader.py), their requests put into the History as operations
+(f="load.<verb>", target=<resource>, extra scope and HTTP status)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ class LoadSummary:
     failures: int
     rps: float  # achieved, over all processes
     rps_per_process: float
-    processes: int
+    processes: int  # locust workers and plain readers
+    readers: int = 0  # of them plain readers
 
 
 def spec_for(cluster: Target, **settings) -> LoadSpec:
@@ -58,12 +60,24 @@ class LoadGenerator:
         self.cluster, self.history, self.spec = cluster, history, spec
         self.work_dir = work_dir
         self.processes: list[subprocess.Popen] = []
+        self.names: list[str] = []  # each process's name: its files' stem and its operations' process in the History
         self.summary: LoadSummary | None = None
         self.started_at: float | None = None
 
-    def _files(self, index: int) -> tuple[Path, Path, Path]:
-        return (self.work_dir / f"load-{index}.spec.json", self.work_dir / f"load-{index}.jsonl",
-                self.work_dir / f"load-{index}.summary.json")
+    def _files(self, name: str) -> tuple[Path, Path, Path]:
+        return (self.work_dir / f"{name}.spec.json", self.work_dir / f"{name}.jsonl",
+                self.work_dir / f"{name}.summary.json")
+
+    def _start(self, name: str, module: str, spec: LoadSpec) -> None:
+        spec_file, records, summary = self._files(name)
+        spec_file.write_text(spec.model_dump_json())
+        for stale in (records, summary):
+            stale.unlink(missing_ok=True)
+        with open(self.work_dir / f"{name}.log", "ab") as log:
+            self.processes.append(subprocess.Popen(
+                [sys.executable, "-m", module, str(spec_file), str(records), str(summary)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=python_environment()))
+        self.names.append(name)
 
     def start(self) -> "LoadGenerator":
         self.cluster.ensure_local()
@@ -72,15 +86,11 @@ class LoadGenerator:
         self.history.event("load.start", users=self.spec.users, rate_per_s=self.spec.rate_per_s,
                            duration_s=self.spec.duration_s, processes=self.spec.processes)
         self.started_at = time.monotonic()
-        for index in range(self.spec.processes):
-            spec_file, records, summary = self._files(index)
-            spec_file.write_text(self.spec.share(index).model_dump_json())
-            for stale in (records, summary):
-                stale.unlink(missing_ok=True)
-            with open(self.work_dir / f"load-{index}.log", "ab") as log:
-                self.processes.append(subprocess.Popen(
-                    [sys.executable, "-m", "harness.load.worker", str(spec_file), str(records), str(summary)],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=python_environment()))
+        reads, rest = self.spec.split()
+        if reads is not None:
+            self._start("reads-0", "harness.load.reader", reads)
+        for index in range(rest.processes if rest is not None else 0):
+            self._start(f"load-{index}", "harness.load.worker", rest.share(index))
         return self
 
     def wait(self) -> LoadSummary:
@@ -114,16 +124,17 @@ class LoadGenerator:
     def _collect(self) -> LoadSummary:
         requests_, failures = 0, 0
         rps = 0.0
-        for index in range(len(self.processes)):
-            _, records, summary = self._files(index)
+        for name in self.names:
+            _, records, summary = self._files(name)
             if records.exists():
-                count, failed = import_records(self.history, records, f"load-{index}")
+                count, failed = import_records(self.history, records, name)
                 requests_ += count
                 failures += failed
             if summary.exists():
                 rps += json.loads(summary.read_text()).get("rps", 0.0)
         count = max(len(self.processes), 1)
-        return LoadSummary(requests_, failures, rps, rps / count, len(self.processes))
+        return LoadSummary(requests_, failures, rps, rps / count, len(self.processes),
+                           sum(name.startswith("reads-") for name in self.names))
 
     def __enter__(self) -> "LoadGenerator":
         return self.start()

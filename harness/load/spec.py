@@ -34,6 +34,9 @@ DEFAULT_MIX = {
 
 
 NODE_TASKS = {"get_node", "watch_node", "list_pods_on_node", "patch_node_status"}  # they pick one of `nodes`
+# reads that need nothing a user remembers (no name it created) and end with one answer (no watch): a plain process
+# sends them at their rate, far cheaper than a locust user (harness/load/reader.py, docs/load.md)
+READ_TASKS = ("get_node", "list_nodes", "list_pods_namespace", "list_pods_on_node", "readyz")
 # on a cluster without hollow nodes (someone else's): its real nodes are only read, and the only objects written are
 # config maps in Quorum's own namespace; no pods (they would be scheduled and pull images), no node status patches
 TARGET_MIX = {"get_node": 20, "list_nodes": 2, "watch_node": 2, "list_pods_on_node": 10, "list_pods_namespace": 6,
@@ -63,6 +66,8 @@ class LoadSpec(BaseModel):
     churn_limit_per_s: float = CHURN_LIMIT_PER_S
     unpaced: bool = Field(False, description="no wait between requests (benchmarks): rate_per_s only bounds the count")
     anonymous: bool = Field(False, description="no client certificate (benchmarks: the health endpoints wrk reads)")
+    plain_reads: bool = Field(True, description="the mix's READ_TASKS sent by one plain process (harness/load/"
+                                                "reader.py), the rest by locust; false: every task by locust")
 
     @model_validator(mode="after")
     def sane(self) -> "LoadSpec":
@@ -101,6 +106,30 @@ class LoadSpec(BaseModel):
         users = self.users // self.processes + (1 if process < self.users % self.processes else 0)
         return self.model_copy(update={"users": max(users, 1), "rate_per_s": self.rate_per_s / self.processes,
                                        "processes": 1})
+
+    def split(self) -> tuple["LoadSpec | None", "LoadSpec | None"]:
+        """(the reads for the plain reader, the rest for locust): each with its tasks' weights, its share of the rate
+        and of the users (a reader connection is paced and waits for its answer as a locust user does); None for a
+        part with no weight. The churn stays whole in locust's part."""
+        reads = {t: w for t, w in self.mix.items() if t in READ_TASKS and w > 0} if self.plain_reads else {}
+        rest = {t: w for t, w in self.mix.items() if t not in reads and w > 0}
+        if not reads or not rest:
+            return (self.model_copy(update={"mix": reads, "processes": 1}), None) if reads else (None, self)
+        share = sum(reads.values()) / (sum(reads.values()) + sum(rest.values()))
+        read_users = min(max(round(self.users * share), 1), self.users - 1) if self.users > 1 else 1
+        return (self.model_copy(update={"mix": reads, "rate_per_s": self.rate_per_s * share, "users": read_users,
+                                        "processes": 1}),
+                self.model_copy(update={"mix": rest, "rate_per_s": self.rate_per_s * (1 - share),
+                                        "users": max(self.users - read_users, 1)}))
+
+
+def read_path(task: str, spec: LoadSpec, node: str) -> str:
+    """The path a read task GETs (`node`: the node it names, if it names one); locust's users and the plain reader
+    send the same requests."""
+    paths = {"get_node": f"/api/v1/nodes/{node}", "list_nodes": "/api/v1/nodes?limit=500",
+             "list_pods_namespace": f"/api/v1/namespaces/{spec.pods_namespace}/pods?limit=500",
+             "list_pods_on_node": f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}", "readyz": "/readyz"}
+    return paths[task]
 
 
 def parse_spec(data: object) -> LoadSpec:

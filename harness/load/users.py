@@ -20,7 +20,7 @@ from gevent import ssl
 from locust import constant_throughput, task
 from locust.contrib.fasthttp import FastHttpUser
 
-from harness.load.spec import TASKS, LoadSpec
+from harness.load.spec import TASKS, LoadSpec, read_path
 
 _SPEC_FILE = os.environ.get("QUORUM_LOAD_SPEC")
 SPEC: LoadSpec | None = LoadSpec.model_validate_json(open(_SPEC_FILE).read()) if _SPEC_FILE else None
@@ -89,11 +89,11 @@ class ApiClientUser(FastHttpUser):
 
     @task
     def get_node(self) -> None:
-        self.client.get(f"/api/v1/nodes/{self.node()}", name=label("get_node"))
+        self.client.get(read_path("get_node", self.spec, self.node()), name=label("get_node"))
 
     @task
     def list_nodes(self) -> None:
-        self.client.get("/api/v1/nodes?limit=500", name=label("list_nodes"))
+        self.client.get(read_path("list_nodes", self.spec, ""), name=label("list_nodes"))
 
     @task
     def watch_node(self) -> None:
@@ -111,12 +111,11 @@ class ApiClientUser(FastHttpUser):
 
     @task
     def list_pods_namespace(self) -> None:
-        self.client.get(f"/api/v1/namespaces/{self.spec.pods_namespace}/pods?limit=500",
-                        name=label("list_pods_namespace"))
+        self.client.get(read_path("list_pods_namespace", self.spec, ""), name=label("list_pods_namespace"))
 
     @task
     def list_pods_on_node(self) -> None:  # what a kubelet asks for
-        self.client.get(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{self.node()}", name=label("list_pods_on_node"))
+        self.client.get(read_path("list_pods_on_node", self.spec, self.node()), name=label("list_pods_on_node"))
 
     @task
     def watch_pods(self) -> None:
@@ -159,7 +158,7 @@ class ApiClientUser(FastHttpUser):
 
     @task
     def readyz(self) -> None:
-        self.client.get("/readyz", name=label("readyz"))
+        self.client.get(read_path("readyz", self.spec, ""), name=label("readyz"))
 
     @task
     def patch_node_status(self) -> None:  # what a node-problem-detector does

@@ -45,7 +45,8 @@ def api_load(request: pytest.FixtureRequest, cluster: Target, history: History, 
         unanswered = f"\n(not counted: the apiservers on {', '.join(load.missing)}, unanswered at a scrape)" \
             if load.missing else ""
         allure.attach(slo.table_text(rows, profile.slo_window_s) +
-                      f"\n\nachieved {summary.rps:.1f} requests/s over {summary.processes} locust process(es) "
+                      f"\n\nachieved {summary.rps:.1f} requests/s over {summary.processes - summary.readers} locust "
+                      f"process(es) and {summary.readers} plain reader(s) "
                       f"({spec.rate_per_s:.0f}/s planned, {spec.users} users, churn {spec.churn_per_s:.1f} objects/s)"
                       f"\n\n{api_responsiveness.table_text(load.server or [])}{unanswered}"
                       f"\n\n{etcd_window.table_text(load.etcd)}",

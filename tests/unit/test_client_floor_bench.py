@@ -1,5 +1,6 @@
-"""bench/client_floor.py's pure parts and its Python clients' (bench/python_clients.py): the response parser and request, what it reads from wrk and locust,
-and the ratio it writes for issue #25's goal (requests per CPU second against wrk's with as many connections)."""
+"""bench/client_floor.py's pure parts (its Python clients' parser and request are harness/load/plain_http.py's,
+tests/unit/test_plain_http.py): what it reads from wrk and locust, and the ratio it writes for issue #25's goal
+(requests per CPU second against wrk's with as many connections)."""
 
 import sys
 from pathlib import Path
@@ -9,24 +10,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from client_floor import Run, locust_requests, rows, wrk_requests  # noqa: E402
-from python_clients import read_response, request_bytes  # noqa: E402
-
-OK = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-type: text/plain\r\n\r\nok"
-
-
-def test_a_response_is_whole_only_with_its_body_and_what_follows_is_kept():
-    assert read_response(OK[:20]) is None
-    assert read_response(OK[:-1]) is None
-    assert read_response(OK) == (200, b"")
-    assert read_response(OK + b"HTTP/1.1 503") == (200, b"HTTP/1.1 503")
-    assert read_response(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n") == (503, b"")
-    with pytest.raises(ValueError, match="Content-Length"):
-        read_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok")
-
-
-def test_the_request_names_the_urls_path_and_host():
-    assert request_bytes("https://10.213.3.10:6443/readyz") == (
-        b"GET /readyz HTTP/1.1\r\nHost: 10.213.3.10:6443\r\nUser-Agent: quorum-bench\r\nAccept: */*\r\n\r\n")
 
 
 def test_wrk_counts_only_a_clean_run():
