@@ -2,7 +2,8 @@
 
 The server costs next to nothing and is the same for all: HAProxy on loopback answering 200 itself over TLS. Measured
 one after the other: wrk, lean Python clients on plain TLS sockets and the same under gevent (locust runs every user
-in a greenlet, on gevent's sockets; bench/python_clients.py), and locust's FastHttpUser. Issue #25's goal compares a
+in a greenlet, on gevent's sockets; bench/python_clients.py), the load suite's plain reader (harness/load/reader.py,
+with its schedule, records and bounds) and locust's FastHttpUser. Issue #25's goal compares a
 generator's requests per CPU second with wrk's; this separates what Python, gevent and locust each add to a request
 (docs/load.md).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import re
 import socket
@@ -22,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(ROOT))
 
 from common import write_results  # noqa: E402
 from harness.faults.signals import interrupt_on_signals  # noqa: E402
@@ -130,6 +133,14 @@ def run_all(seconds: float) -> list[Run]:
         def printed(output: str) -> int:  # a Python client prints "<requests> <seconds>"
             return int(output.split()[-2])
 
+        reader = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                                        "from harness.load.reader import main; sys.exit(main(*sys.argv[1:]))",
+                  *(str(directory / f"reader.{name}") for name in ("spec.json", "jsonl", "summary.json"))]
+        (directory / "reader.spec.json").write_text(json.dumps({
+            "endpoint": f"https://127.0.0.1:{port}", "ca": str(directory / "pki" / "ca.crt"), "cert": "-", "key": "-",
+            "anonymous": True, "mix": {"readyz": 1}, "users": 20, "rate_per_s": 5000, "duration_s": seconds,
+            "unpaced": True}))
+
         try:
             return [
                 measured("wrk", 1, ["wrk", "-t1", "-c1", f"-d{int(seconds)}s", url], wrk_requests, directory),
@@ -137,6 +148,8 @@ def run_all(seconds: float) -> list[Run]:
                 *(measured(name, n, [*this, kind, url, str(n), str(seconds)], printed, directory)
                   for name, kind in (("python, plain TLS sockets", "plain"), ("python under gevent", "gevent"))
                   for n in (1, 20)),
+                measured("the load suite's reader (1 process)", 20, reader,
+                         lambda _: json.loads((directory / "reader.summary.json").read_text())["requests"], directory),
                 measured("locust FastHttpUser (1 process)", 20,
                          [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "20", "-r", "20",
                           "-t", f"{int(seconds)}s", "--only-summary", "--csv", "floor"],

@@ -118,8 +118,8 @@ def _processes(cluster, generator: LoadGenerator | None) -> dict[str, tuple[str,
     found = {f"{component.value}@{host}": ("harness" if component in HARNESS else "cluster", pid)
              for component in Component for host in cluster.component_hosts(component)
              if (pid := cluster.pid(component, host))}
-    for index, worker in enumerate(generator.processes if generator else []):
-        found[f"locust worker {index}"] = ("harness", worker.pid)
+    for name, worker in zip(generator.names, generator.processes) if generator else []:
+        found[f"load generator {name}"] = ("harness", worker.pid)
     found["bench (monitors' process)"] = ("harness", os.getpid())
     return found
 
@@ -231,18 +231,21 @@ def rps(seconds: float) -> None:
         url = f"{c.cluster.topology.api_endpoint}/readyz"
         ca, _ = c.cluster.load_credentials()
         measured = {
-            "locust (1 process, FastHttpUser, 20 users, client certificate)": load_rps.locust(c, seconds, False),
-            "locust (1 process, FastHttpUser, 20 users, anonymous)": load_rps.locust(c, seconds, True),
+            "locust (1 process, FastHttpUser, 20 users, client certificate)": load_rps.generator(c, seconds, False),
+            "locust (1 process, FastHttpUser, 20 users, anonymous)": load_rps.generator(c, seconds, True),
+            "load suite's reader (1 process, 20 connections, client certificate)":
+                load_rps.generator(c, seconds, False, plain_reads=True),
             "vegeta (1 process, 20 workers, anonymous)": load_rps.vegeta(url, ca, seconds, c.scratch / "vegeta"),
             "python, plain TLS sockets (1 process, 20 connections, anonymous)": load_rps.python_plain(url, ca, seconds),
             "wrk (1 thread, 20 connections, anonymous)": load_rps.wrk(url, seconds),
         }
     write_results("load_rps", load_rps.rows(measured, seconds, "wrk (1 thread, 20 connections, anonymous)"),
                   ["tool", "rps", "cpu_cores", "rps_per_core", "tcp_opens", "on_cpu", "waiting"],
-                  "Requests per second: one locust process, vegeta, a plain Python client and wrk",
+                  "Requests per second: one locust process, the load suite's reader, vegeta, a plain Python client and wrk",
                   f"All against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
                   "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
-                  "certificates), vegeta, the plain Python client (bench/python_clients.py) and locust hit the same "
+                  "certificates), vegeta, the plain Python client (bench/python_clients.py), locust and the load suite's "
+                  "plain reader (harness/load/reader.py, which sends the load's rate-only reads) hit the same "
                   "endpoint; locust also runs anonymously, so the "
                   "server does the same work for all. All use HTTP/1.1 and 20 connections. cpu_cores: the "
                   "generator's own CPU time (user + system, from getrusage of its reaped process, locust's start-up "

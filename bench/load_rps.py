@@ -1,4 +1,5 @@
-"""`python bench/load.py rps`: one locust process, vegeta and wrk on the same endpoint, one after the other in one run.
+"""`python bench/load.py rps`: one locust process, the load suite's plain reader, vegeta, a plain Python client and
+wrk on the same endpoint, one after the other in one run.
 
 For each generator: requests/s, its own CPU, the TCP connections it opened and how much of a core it ran on and
 waited for while runnable in the middle of its run. Those last two tell a generator that costs too much per request
@@ -88,9 +89,11 @@ def measure(seconds: float, start: Callable[[], int], finish: Callable[[], float
                     (ran1 - ran0) / (t1 - t0), (waited1 - waited0) / (t1 - t0))
 
 
-def locust(c, seconds: float, anonymous: bool) -> Measured:
+def generator(c, seconds: float, anonymous: bool, plain_reads: bool = False) -> Measured:
+    """The load suite's generator on GET /readyz unpaced: one locust process, or with plain_reads its plain reader
+    (a rate-only read, which the load suite sends from the reader: harness/load/reader.py)."""
     spec = spec_for(c.cluster, users=USERS, rate_per_s=5000, duration_s=seconds, mix={"readyz": 1}, unpaced=True,
-                    processes=1, anonymous=anonymous)
+                    processes=1, anonymous=anonymous, plain_reads=plain_reads)
     generator = LoadGenerator(c.cluster, History(), spec, c.scratch / "load")
 
     def start() -> int:
