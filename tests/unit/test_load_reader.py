@@ -148,7 +148,7 @@ def test_a_request_without_an_answer_fails_after_its_timeout_and_stop_ends_the_r
 
 def test_a_load_spec_hands_its_reads_to_the_reader_and_keeps_rate_users_and_churn_whole(pki):
     whole = parse_spec({"endpoint": "https://127.0.0.1:6443", "ca": "/ca", "cert": "/c", "key": "/k", "nodes": ["n1"],
-                        "users": 10, "rate_per_s": 20, "processes": 2})
+                        "users": 10, "rate_per_s": 20, "processes": 2, "plain_reads": True})
     reads, rest = whole.split()
     share = sum(w for t, w in DEFAULT_MIX.items() if t in READ_TASKS) / sum(DEFAULT_MIX.values())
     assert set(reads.mix) == set(READ_TASKS) & set(DEFAULT_MIX) and not set(rest.mix) & set(READ_TASKS)
