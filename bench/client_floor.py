@@ -3,7 +3,7 @@
 The server costs next to nothing and is the same for all: HAProxy on loopback answering 200 itself over TLS. Measured
 one after the other: wrk, lean Python clients on plain TLS sockets and the same under gevent (locust runs every user
 in a greenlet, on gevent's sockets; bench/python_clients.py), the load suite's plain reader (harness/load/reader.py,
-with its schedule, records and bounds) and locust's FastHttpUser. Issue #25's goal compares a
+with its pacing, records and bounds) and locust's FastHttpUser. Issue #25's goal compares a
 generator's requests per CPU second with wrk's; this separates what Python, gevent and locust each add to a request
 (docs/load.md).
 """

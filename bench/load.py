@@ -241,10 +241,12 @@ def rps(seconds: float) -> None:
         }
     write_results("load_rps", load_rps.rows(measured, seconds, "wrk (1 thread, 20 connections, anonymous)"),
                   ["tool", "rps", "cpu_cores", "rps_per_core", "tcp_opens", "on_cpu", "waiting"],
-                  "Requests per second: one locust process, the load suite's reader, vegeta, a plain Python client and wrk",
+                  "Requests per second: one locust process, the load suite's reader, vegeta, a plain Python client "
+                  "and wrk",
                   f"All against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
                   "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
-                  "certificates), vegeta, the plain Python client (bench/python_clients.py), locust and the load suite's "
+                  "certificates), vegeta, the plain Python client (bench/python_clients.py), locust and the load "
+                  "suite's "
                   "plain reader (harness/load/reader.py, which sends the load's rate-only reads) hit the same "
                   "endpoint; locust also runs anonymously, so the "
                   "server does the same work for all. All use HTTP/1.1 and 20 connections. cpu_cores: the "

@@ -1,6 +1,7 @@
 """The plain reader (harness/load/reader.py) against a local TLS server that asks for the client certificate: it keeps
-its connections, paces each and lets it wait for its answer as a locust user does, records each answer as the locust workers do (an HTTP error a failure), reconnects
-after a server's close, gives up on a request after its timeout, and a split load spec hands it the reads."""
+its connections, paces each and lets it wait for its answer as a locust user does, records each answer as the
+locust workers do (an HTTP error a failure), reconnects after a server's close, gives up on a request after its
+timeout, and a split load spec hands it the reads."""
 
 import http.server
 import io
@@ -99,7 +100,8 @@ def test_the_reads_are_paced_on_kept_connections_and_recorded_as_the_workers_rec
     seen = records(out)
     assert 0 < len(seen) <= 20 * 2 + 2 and reader.requests == len(seen)  # paced: unpaced would make hundreds
     assert 1 <= server.handshakes <= 2, server.handshakes  # kept alive: ~40 requests, at most one connection per user
-    by_path = {("get", "readyz", "health"): True, ("get", "nodes", "resource"): True, ("list", "nodes", "cluster"): False}
+    by_path = {("get", "readyz", "health"): True, ("get", "nodes", "resource"): True,
+               ("list", "nodes", "cluster"): False}
     for r in seen:
         assert r["ok"] is by_path[(r["verb"], r["resource"], r["scope"])], r
         assert r["t0"] <= r["t1"] and r["method"] == "GET"
@@ -156,7 +158,8 @@ def test_a_load_spec_hands_its_reads_to_the_reader_and_keeps_rate_users_and_chur
     assert reads.users == round(10 * share) and reads.users + rest.users == 10
     assert reads.processes == 1 and rest.processes == 2
     assert rest.churn_per_s == pytest.approx(whole.churn_per_s)
-    assert whole.model_copy(update={"plain_reads": False}).split() == (None, whole.model_copy(update={"plain_reads": False}))
+    in_locust = whole.model_copy(update={"plain_reads": False})
+    assert in_locust.split() == (None, in_locust)
     only_reads = whole.model_copy(update={"mix": {"readyz": 1}})
     assert only_reads.split() == (only_reads.model_copy(update={"processes": 1}), None)
     no_reads = whole.model_copy(update={"mix": {"configmap": 1}})
