@@ -1,7 +1,8 @@
 """Two lanes for `./run.sh tests`: pytest-xdist runs them side by side (`-n 3`, scheduled by lane below), each
 lane's tests one after another in file order, so module-scoped clusters stay as they are. A third, `background`,
-holds the tests that build no cluster (unit tests, the toolchain's and the report's); its worker runs at nice 10,
-so it takes the CPU the two lanes' clusters leave (none of its verdicts is a timing of a cluster).
+first runs the process twins whose every check must fail (EARLY_TWINS: short, while the two lanes run twins too),
+then the tests that build no cluster (unit tests, the toolchain's and the report's) at nice 10, so these take the
+CPU the two lanes' clusters leave (none of its verdicts is a timing of a healthy cluster).
 
 Most of CI's time is spent waiting on clusters (availability windows, failover bounds, recovery times) rather
 than computing, so two independent clusters at a time halve the wall time. Independent means: their own
@@ -36,20 +37,41 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # process-backend twins in the process lane besides the conformance and load twins, chosen to balance the lanes by
 # CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
-PROCESS_LANE_TWINS = {"etcd-2-members", "etcd-slow-election", "slow-links", "slow-leases",
-                      "lb-slow-checks", "etcd-no-peer-tls", "rotation-ca-first"}
+PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases", "lb-slow-checks"}
+# Process twins whose every selected check must fail, run first in the background lane at full priority (a third
+# cluster lane for their ~9 minutes). Both lanes start with twins of their own (test_defect_twins.py precedes their
+# other files), so the third lane overlaps failure proofs, which a shortage of CPU cannot turn into a pass, and no
+# healthy cluster's timing verdict: not the objective twins, whose checks against their own configuration must pass,
+# nor the load twins (hollow nodes and API load beside a lane's), nor kind's, which stay with Docker's clusters.
+# docs/design.md (CI's time, 2026-12-02, ci47) has the figures.
+EARLY_TWINS = {"etcd-2-members", "etcd-no-peer-tls", "slow-links", "rotation-ca-first", "restart-never",
+               "no-leader-election", "etcd-split-member"}
 
 
 def process_lane_twins() -> set[str]:
     """The twins whose tests run in the process lane; a twin's tests never split across lanes, since they share
     its topology's subnet. The load suite's twin: API load on 1000 hollow nodes, never two at once, or both would
-    judge a starved machine. The conformance checks' twins: short read-only runs that balance the lanes."""
-    from tests.integration.test_defect_twins import CASES, CONFORMANCE_ONLY
+    judge a starved machine."""
+    from tests.integration.test_defect_twins import CASES
 
     loads = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
+    return loads | PROCESS_LANE_TWINS
+
+
+def early_twins() -> set[str]:
+    """The twins of the background lane's start: EARLY_TWINS and the process conformance twins (read-only checks)."""
+    from tests.integration.test_defect_twins import CONFORMANCE_ONLY
+
     # kind's need Docker; a twin that serves a suite too has its conformance checks in that suite's case
-    process_conformance = {twin for twin in CONFORMANCE_ONLY if not twin.startswith("kind-")}
-    return loads | process_conformance | PROCESS_LANE_TWINS
+    return EARLY_TWINS | {twin for twin in CONFORMANCE_ONLY if not twin.startswith("kind-")}
+
+
+def twin_of(nodeid: str) -> str | None:
+    """The twin of a test_defect_twins.py test's node id (ids are "twin" or "twin:suite"), else None."""
+    path, _, name = nodeid.partition("::")
+    if not path.endswith("integration/test_defect_twins.py"):
+        return None
+    return name.partition("[")[2].rstrip("]").partition(":")[0]
 
 
 # the tests that build no cluster: a lane of their own, at a lower priority (docs/design.md, CI's time)
@@ -63,9 +85,9 @@ def lane_of(nodeid: str) -> str:
     path, _, name = nodeid.partition("::")
     if Path(path).parts[-2:-1] == ("unit",) or "/".join(Path(path).parts[-2:]) in BACKGROUND:
         return "background"
-    if path.endswith("integration/test_defect_twins.py"):
-        twin = name.partition("[")[2].rstrip("]").partition(":")[0]  # ids are "twin" or "twin:suite"
-        return "process" if twin in process_lane_twins() else "docker"
+    twin = twin_of(nodeid)
+    if twin is not None:
+        return "background" if twin in early_twins() else "process" if twin in process_lane_twins() else "docker"
     return "docker" if "/".join(Path(path).parts[-2:]) in DOCKER_LANE else "process"
 
 
@@ -82,6 +104,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 _LANE_SPAN: dict[str, list[float]] = {}  # lane -> [first start, last end, seconds spent in its tests], this worker
+_NICED: list[str] = []  # the test this worker lowered its priority at, once it did
 
 
 def pytest_runtest_logstart(nodeid: str, location) -> None:
@@ -89,9 +112,12 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
     import time
 
     lane = lane_of(nodeid)
-    # only with a worker per lane (run.sh's -n 3): with fewer, this worker would go on to a cluster lane still niced
-    if lane == "background" and lane not in _LANE_SPAN and int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")) >= 3:
+    # after the early twins (first in file order), and only with a worker per lane (run.sh's -n 3): with fewer, this
+    # worker would go on to a cluster lane still niced
+    if lane == "background" and twin_of(nodeid) is None and not _NICED and \
+            int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")) >= 3:
         os.nice(BACKGROUND_NICE)
+        _NICED.append(nodeid)
     span = _LANE_SPAN.setdefault(lane, [time.time(), time.time(), 0.0])
     span[1] = time.time()
 

@@ -96,3 +96,25 @@ def test_the_alone_phase_takes_the_handed_over_kind_cluster_down_before_anything
     kind = [i for i, node in enumerate(ids) if node.startswith(HANDED_OVER)]
     assert kind and kind == list(range(len(kind))), ids
     assert any("test_hollow_pods.py::test_the_nightly_profile_shortened" in node for node in ids[len(kind):]), ids
+
+
+def test_the_background_lanes_twins_are_failure_proofs_of_the_process_backend_and_run_before_its_niced_tests():
+    """The third lane's twins overlap the two lanes' own twins: each must be one whose every check fails (no objective
+    twin, whose checks against its configuration must pass; no load twin, whose load would starve a lane), built by
+    the process backend, and first in the background worker's file order, which lowers its priority at the first test
+    that is not a twin."""
+    from tests.conftest import BACKGROUND, early_twins, twin_of
+    from tests.integration.test_defect_twins import OBJECTIVE_TWINS
+
+    early = early_twins()
+    loads = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
+    assert early and not early & (OBJECTIVE_TWINS | loads)
+    assert not any(twin.startswith("kind-") for twin in early)
+    assert all(lanes == {"background"} for twin, lanes in twin_lanes().items() if twin in early)
+    assert {twin for twin, lanes in twin_lanes().items() if "background" in lanes} == early
+    # pytest collects tests/integration before tests/unit, and files by name
+    assert all(TWINS.rsplit("/", 1)[1] < name.rsplit("/", 1)[1] for name in BACKGROUND if name.startswith("integration/"))
+    assert twin_of(f"{TWINS}::test_the_suite_fails_on_its_broken_twin[etcd-2-members]") == "etcd-2-members"
+    assert twin_of(f"{TWINS}::test_the_suite_fails_on_its_broken_twin[kind-restart-never:static_pods]") == \
+        "kind-restart-never"
+    assert twin_of("tests/unit/test_topology.py::test_x") is None
