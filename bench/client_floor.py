@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from common import write_results  # noqa: E402
 from harness.faults.signals import interrupt_on_signals  # noqa: E402
+from harness.net.loopback import free_port  # noqa: E402
 
 SECONDS = 15.0  # long enough that locust's start-up (about 1.5 CPU-s) is a small part of its figure
 COLUMNS = ["client", "connections", "requests", "cpu_s", "requests_per_cpu_s", "us_per_request", "ratio_to_wrk"]
@@ -85,12 +86,6 @@ def rows(runs: list[Run]) -> list[dict]:
                       "us_per_request": round(1e6 / per_cpu_s, 1),
                       "ratio_to_wrk": round(per_cpu_s / wrk[run.connections], 3) if run.connections in wrk else ""})
     return table
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def serve(directory: Path, port: int) -> subprocess.Popen:

@@ -5,7 +5,6 @@ hollow pods available under load); and the distributed load docs/load.md describ
 as separate processes."""
 
 import csv
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import yaml
 from harness.load.generator import spec_for
 from harness.load.hollow import NAMESPACE, ensure_namespace
 from harness.load.spec import LOAD_NAMESPACE
+from harness.net.loopback import free_port
 from harness.run import owner
 from harness.shell import python_environment
 from tests.integration.conftest import CLUSTERS, ROOT, running
@@ -71,12 +71,6 @@ def test_a_pod_made_ready_twice_keeps_one_ip_and_turns_ready_again(hollow5):
     assert ready(pod), f"pod {name} did not turn Ready again: {pod['status']}"
     assert len(pod["status"]["podIPs"]) == 1, pod["status"]["podIPs"]
     assert first_ip  # the first application gave it an address too
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_a_locust_master_and_two_workers_load_the_cluster_as_docs_load_md_says(hollow5, tmp_path):

@@ -5,6 +5,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -213,9 +214,10 @@ def test_a_static_pods_back_off_resets_ten_minutes_after_the_kubelet_last_restar
 # ---- which scenarios each backend runs -----------------------------------------------------------
 
 def _collect(*args: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", "-rs",
-                             "--no-header", "--history-dir", "/tmp/quorum-collect-only"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    with tempfile.TemporaryDirectory(prefix="quorum-collect-") as histories:  # no scenario runs: nothing is written
+        result = subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", "-rs",
+                                 "--no-header", "--history-dir", histories],
+                                cwd=ROOT, capture_output=True, text=True, timeout=120)
     return result.stdout + result.stderr
 
 

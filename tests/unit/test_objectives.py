@@ -4,6 +4,7 @@ a scenario that exists, and a figure is judged against it the right way round.""
 import re
 import subprocess
 import sys
+import tempfile
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -20,9 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def scenario_ids() -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "pytest", "scenarios", "--collect-only", "-q", "-p", "no:cacheprovider",
-                          "--history-dir", "/tmp/quorum-collect-only"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    with tempfile.TemporaryDirectory(prefix="quorum-collect-") as histories:  # collecting writes nothing there
+        out = subprocess.run([sys.executable, "-m", "pytest", "scenarios", "--collect-only", "-q", "-p",
+                              "no:cacheprovider", "--history-dir", histories], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120)
     ids = [line.strip() for line in out.stdout.splitlines() if "::" in line]
     assert ids, out.stdout[-1500:] + out.stderr[-1500:]
     return ids
