@@ -34,7 +34,7 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
                                                    "test_scenarios_on_docker.py")}
 
 
-# process-backend twins in the process lane besides the conformance and load twins, chosen to balance the lanes by
+# process-backend twins in the process lane besides the load twins, chosen to balance the lanes by
 # CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases", "lb-slow-checks"}
@@ -82,7 +82,7 @@ BACKGROUND_NICE = 10
 
 def lane_of(nodeid: str) -> str:
     """The lane of a test, from its node id alone: xdist's controller schedules by node id, without items."""
-    path, _, name = nodeid.partition("::")
+    path = nodeid.partition("::")[0]
     if Path(path).parts[-2:-1] == ("unit",) or "/".join(Path(path).parts[-2:]) in BACKGROUND:
         return "background"
     twin = twin_of(nodeid)
