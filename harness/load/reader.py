@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.load.plain_http import BadResponse, connect, get_request, read_response, tls_context
-from harness.load.spec import TASKS, LoadSpec, read_path
+from harness.load.spec import TASKS, LoadSpec, read_path, spec_file_or_exit
 
 GRACE_S = 30.0  # as the locust worker's: after the duration, the alarm ends the process whatever happens
 DRAIN_S = 5.0  # after the duration: answers still on their way are waited for this long, then not counted
@@ -178,7 +178,7 @@ class Reader:
 
 
 def main(spec_file: str, records_file: str, summary_file: str) -> int:
-    spec = LoadSpec.model_validate_json(Path(spec_file).read_text())
+    spec = spec_file_or_exit(spec_file, "harness.load.reader")
     signal.alarm(int(spec.duration_s + GRACE_S + spec.request_timeout_s))  # the last bound, whatever happens
     with open(records_file, "a") as out:
         reader = Reader(spec, out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -142,3 +143,26 @@ def parse_spec(data: object) -> LoadSpec:
         lines = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
                           for e in error.errors())
         raise LoadSpecError(f"invalid load settings: {lines}", "correct the load profile as the message says") from None
+
+
+def read_spec_file(path: str) -> LoadSpec:
+    """A LoadSpec from a JSON file a user wrote (the worker, the reader and the locustfile read one); LoadSpecError
+    saying what is wrong with it, never a traceback."""
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise LoadSpecError(f"cannot read the load spec {path}: {error.strerror or error}",
+                            "give the path of a LoadSpec JSON file (docs/load.md, \"Distributed\")") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise LoadSpecError(f"the load spec {path} is not JSON: {error}", "write it as a JSON object") from None
+    return parse_spec(data)
+
+
+def spec_file_or_exit(path: str, program: str) -> LoadSpec:
+    """read_spec_file for a process's entry point: a bad spec ends it with the message on stderr and exit status 1."""
+    try:
+        return read_spec_file(path)
+    except LoadSpecError as error:
+        raise SystemExit(f"{program}: {error}") from None

@@ -20,10 +20,10 @@ from gevent import ssl
 from locust import constant_throughput, task
 from locust.contrib.fasthttp import FastHttpUser
 
-from harness.load.spec import TASKS, LoadSpec, read_path
+from harness.load.spec import TASKS, LoadSpec, read_path, spec_file_or_exit
 
 _SPEC_FILE = os.environ.get("QUORUM_LOAD_SPEC")
-SPEC: LoadSpec | None = LoadSpec.model_validate_json(open(_SPEC_FILE).read()) if _SPEC_FILE else None
+SPEC: LoadSpec | None = spec_file_or_exit(_SPEC_FILE, "QUORUM_LOAD_SPEC") if _SPEC_FILE else None
 _names = itertools.count()
 JSON = {"Content-Type": "application/json"}
 MERGE = {"Content-Type": "application/merge-patch+json"}

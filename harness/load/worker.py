@@ -20,13 +20,13 @@ import gevent  # noqa: E402
 from locust.env import Environment  # noqa: E402
 
 from harness.load import users  # noqa: E402
-from harness.load.spec import LoadSpec  # noqa: E402
+from harness.load.spec import spec_file_or_exit  # noqa: E402
 
 GRACE_S = 30.0  # after the duration: requests in flight finish, then the alarm ends the process
 
 
 def main(spec_file: str, records_file: str, summary_file: str) -> int:
-    spec = LoadSpec.model_validate_json(Path(spec_file).read_text())
+    spec = spec_file_or_exit(spec_file, "harness.load.worker")
     users.configure(spec)
     signal.alarm(int(spec.duration_s + GRACE_S + spec.request_timeout_s))  # the last bound, whatever happens
     environment = Environment(user_classes=[users.ApiClientUser], host=spec.endpoint)
