@@ -104,7 +104,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 _LANE_SPAN: dict[str, list[float]] = {}  # lane -> [first start, last end, seconds spent in its tests], this worker
-_NICED: list[str] = []  # the test this worker lowered its priority at, once it did
 
 
 def pytest_runtest_logstart(nodeid: str, location) -> None:
@@ -114,10 +113,9 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
     lane = lane_of(nodeid)
     # after the early twins (first in file order), and only with a worker per lane (run.sh's -n 3): with fewer, this
     # worker would go on to a cluster lane still niced
-    if lane == "background" and twin_of(nodeid) is None and not _NICED and \
+    if lane == "background" and twin_of(nodeid) is None and os.nice(0) < BACKGROUND_NICE and \
             int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")) >= 3:
-        os.nice(BACKGROUND_NICE)
-        _NICED.append(nodeid)
+        os.nice(BACKGROUND_NICE - os.nice(0))
     span = _LANE_SPAN.setdefault(lane, [time.time(), time.time(), 0.0])
     span[1] = time.time()
 
