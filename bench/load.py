@@ -94,8 +94,9 @@ def ready(counts: list[int]) -> None:
                          "met": "yes" if c.hollow["nodes_ready_s"] <= 120 else "no"})
     write_results("load_ready", rows, ["nodes", "nodes_ready_s", "pods", "pods_running_s", "whole_up_s", "goal", "met"],
                   "Hollow nodes: time until Ready",
-                  "Nodes are created at 50/s (hollow_nodes.create_rate_per_s), then the Deployment of one pod per node. "
-                  "nodes_ready_s runs from the first create to every node Ready; whole_up_s includes the control plane.")
+                  "Nodes are created at 50/s (hollow_nodes.create_rate_per_s), then the Deployment of one pod per "
+                  "node. nodes_ready_s runs from the first create to every node Ready; whole_up_s includes the control "
+                  "plane.")
 
 
 def _cpu_ticks(pid: int) -> int:
@@ -235,6 +236,8 @@ def rps(seconds: float) -> None:
             "locust (1 process, FastHttpUser, 20 users, anonymous)": load_rps.generator(c, seconds, True),
             "load suite's reader (1 process, 20 connections, client certificate)":
                 load_rps.generator(c, seconds, False, plain_reads=True),
+            "load suite's reader (1 process, 20 connections, anonymous)":
+                load_rps.generator(c, seconds, True, plain_reads=True),
             "vegeta (1 process, 20 workers, anonymous)": load_rps.vegeta(url, ca, seconds, c.scratch / "vegeta"),
             "python, plain TLS sockets (1 process, 20 connections, anonymous)": load_rps.python_plain(url, ca, seconds),
             "wrk (1 thread, 20 connections, anonymous)": load_rps.wrk(url, seconds),
@@ -246,16 +249,15 @@ def rps(seconds: float) -> None:
                   f"All against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
                   "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
                   "certificates), vegeta, the plain Python client (bench/python_clients.py), locust and the load "
-                  "suite's "
-                  "plain reader (harness/load/reader.py, which sends the load's rate-only reads) hit the same "
-                  "endpoint; locust also runs anonymously, so the "
-                  "server does the same work for all. All use HTTP/1.1 and 20 connections. cpu_cores: the "
-                  "generator's own CPU time (user + system, from getrusage of its reaped process, locust's start-up "
-                  "included) over the run; rps_per_core: requests per CPU second of the generator, what issue #25's "
-                  "0.6 goal compares; tcp_opens: TCP connections opened during the run (nstat TcpActiveOpens: one "
-                  "per connection means connections are reused); on_cpu and waiting: cores the generator ran on and "
-                  "waited for while runnable, over the middle of its run (/proc/PID/task/*/schedstat). The server "
-                  "shares the machine, so rps alone also measures how much CPU each generator leaves it.")
+                  "suite's plain reader (harness/load/reader.py, which sends the load's rate-only reads) hit the same "
+                  "endpoint; locust and the reader also run anonymously, so the server does the same work for them "
+                  "as for wrk. All use HTTP/1.1 and 20 connections. cpu_cores: the generator's own CPU time (user + "
+                  "system, from getrusage of its reaped process, locust's start-up included) over the run; "
+                  "rps_per_core: requests per CPU second of the generator, what issue #25's 0.6 goal compares; "
+                  "tcp_opens: TCP connections opened during the run (nstat TcpActiveOpens: one per connection means "
+                  "connections are reused); on_cpu and waiting: cores the generator ran on and waited for while "
+                  "runnable, over the middle of its run (/proc/PID/task/*/schedstat). The server shares the machine, "
+                  "so rps alone also measures how much CPU each generator leaves it.")
 
 
 def main() -> None:
