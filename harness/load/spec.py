@@ -149,7 +149,7 @@ def read_spec_file(path: str) -> LoadSpec:
     """A LoadSpec from a JSON file a user wrote (the worker, the reader and the locustfile read one); LoadSpecError
     saying what is wrong with it, never a traceback."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_bytes()  # json.loads decodes it: a file that is not UTF-8 is "not JSON", not a traceback
     except OSError as error:
         raise LoadSpecError(f"cannot read the load spec {path}: {error.strerror or error}",
                             "give the path of a LoadSpec JSON file (docs/load.md, \"Distributed\")") from None

@@ -18,11 +18,14 @@ GOOD = {"endpoint": "https://10.213.4.10:6443", "ca": "/ca", "cert": "/c", "key"
 @pytest.mark.parametrize("content, says", [
     (None, "cannot read the load spec"),
     ("{not json", "is not JSON"),
+    (b"\xff\xfe\xff", "is not JSON"),
     (json.dumps({**GOOD, "rate_per_s": -1}), "rate_per_s"),
 ])
 def test_a_bad_spec_file_says_what_is_wrong(tmp_path, content, says):
     path = tmp_path / "spec.json"
-    if content is not None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
     with pytest.raises(LoadSpecError, match=says):
         read_spec_file(str(path))
