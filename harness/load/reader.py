@@ -192,4 +192,6 @@ def main(spec_file: str, records_file: str, summary_file: str) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 4:  # a usage line, not a traceback
+        sys.exit("usage: python -m harness.load.reader SPEC.json RECORDS.jsonl SUMMARY.json")
     sys.exit(main(*sys.argv[1:4]))

@@ -49,3 +49,11 @@ def test_a_process_given_a_bad_spec_exits_with_the_reason_and_writes_nothing(tmp
     assert f"{module}: invalid load settings" in done.stderr and "unknown tasks in mix ['get_secrets']" in done.stderr
     assert "Traceback" not in done.stderr
     assert not records.exists() and not summary.exists()
+
+
+@pytest.mark.parametrize("module", ["harness.load.reader", "harness.load.worker"])
+def test_a_process_without_its_three_paths_prints_its_usage(module):
+    done = subprocess.run([sys.executable, "-m", module, "spec.json"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1 and f"usage: python -m {module} SPEC.json RECORDS.jsonl SUMMARY.json" in done.stderr
+    assert "Traceback" not in done.stderr
