@@ -10,17 +10,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import requests
 
 from harness.history import History, Op, Outcome
+from harness.load import records as reader_records
 from harness.load.spec import LOAD_NAMESPACE, NODE_TASKS, TARGET_MIX, LoadSpec, parse_spec
 from harness.shell import python_environment
 from harness.target.protocol import Target
 
 STOP_GRACE_S = 15.0
+READER_PREFIX = "reads-"  # a plain reader's name: its records are binary (harness/load/records.py)
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,8 @@ class LoadGenerator:
         self.started_at: float | None = None
 
     def _files(self, name: str) -> tuple[Path, Path, Path]:
-        return (self.work_dir / f"{name}.spec.json", self.work_dir / f"{name}.jsonl",
-                self.work_dir / f"{name}.summary.json")
+        records = f"{name}.records" if name.startswith(READER_PREFIX) else f"{name}.jsonl"
+        return self.work_dir / f"{name}.spec.json", self.work_dir / records, self.work_dir / f"{name}.summary.json"
 
     def _start(self, name: str, module: str, spec: LoadSpec) -> None:
         spec_file, records, summary = self._files(name)
@@ -88,7 +91,7 @@ class LoadGenerator:
         self.started_at = time.monotonic()
         reads, rest = self.spec.split()
         if reads is not None:
-            self._start("reads-0", "harness.load.reader", reads)
+            self._start(f"{READER_PREFIX}0", "harness.load.reader", reads)
         for index in range(rest.processes if rest is not None else 0):
             self._start(f"load-{index}", "harness.load.worker", rest.share(index))
         return self
@@ -134,7 +137,7 @@ class LoadGenerator:
                 rps += json.loads(summary.read_text()).get("rps", 0.0)
         count = max(len(self.processes), 1)
         return LoadSummary(requests_, failures, rps, rps / count, len(self.processes),
-                           sum(name.startswith("reads-") for name in self.names))
+                           sum(name.startswith(READER_PREFIX) for name in self.names))
 
     def __enter__(self) -> "LoadGenerator":
         return self.start()
@@ -144,20 +147,27 @@ class LoadGenerator:
 
 
 def import_records(history: History, records: Path, process: str) -> tuple[int, int]:
-    """A worker's request records (JSON lines) into a History as operations; (requests, failed).
-    Also how a distributed locust run's records are judged offline."""
+    """A worker's request records (JSON lines) or a plain reader's (`.records`, binary) into a History as operations;
+    (requests, failed). Also how a distributed locust run's records are judged offline."""
     count = failed = 0
-    for line in records.read_text().splitlines():
+    read = reader_records.read(records.read_bytes()) if records.suffix == ".records" else _json_records(records)
+    for r in read:
+        history.add_op(Op(process, f"load.{r.verb}", r.resource, r.t0, r.t1, Outcome.OK if r.ok else Outcome.FAIL,
+                          error=r.error, extra={"scope": r.scope, "status": r.status}))
+        count += 1
+        failed += 0 if r.ok else 1
+    return count, failed
+
+
+def _json_records(path: Path) -> Iterator[reader_records.Record]:
+    """A locust worker's records, one JSON line each (harness/load/users.py)."""
+    for line in path.read_text().splitlines():
         try:
             r = json.loads(line)
         except json.JSONDecodeError:
             continue  # a line torn by a killed worker
-        history.add_op(Op(process, f"load.{r['verb']}", r["resource"], r["t0"], r["t1"],
-                          Outcome.OK if r["ok"] else Outcome.FAIL, error=r["error"],
-                          extra={"scope": r["scope"], "status": r["status"]}))
-        count += 1
-        failed += 0 if r["ok"] else 1
-    return count, failed
+        yield reader_records.Record(r["t0"], r["t1"], r["verb"], r["resource"], r["scope"], r["ok"], r["status"],
+                                    r["error"])
 
 
 def _remove_leftovers(cluster: Target) -> None:

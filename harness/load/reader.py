@@ -1,11 +1,11 @@
-"""The plain reader, one process: `python -m harness.load.reader SPEC.json RECORDS.jsonl SUMMARY.json`.
+"""The plain reader, one process: `python -m harness.load.reader SPEC.json RECORDS SUMMARY.json`.
 
 Sends a LoadSpec's read tasks (spec.READ_TASKS) at its rate over `users` kept-alive TLS connections, multiplexed
 with epoll in one thread, one request in flight on each as a locust user keeps one, each connection paced as
 locust's constant_throughput paces a user: its next request goes `users / rate_per_s` after the last one was sent, or
-at its answer if that came later (a closed loop, as the load's locust users: docs/load.md says why). Writes the same
-request records and summary as harness/load/worker.py. Neither gevent nor locust: a request costs a few times less
-CPU here (docs/load.md)."""
+at its answer if that came later (a closed loop, as the load's locust users: docs/load.md says why). Writes the
+summary harness/load/worker.py writes, and its request records in a binary form (harness/load/records.py). Neither
+gevent nor locust: a request costs a few times less CPU here (docs/load.md)."""
 
 from __future__ import annotations
 
@@ -18,18 +18,16 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO
 
+from harness.load import records
 from harness.load.plain_http import BadResponse, connect, get_request, read_response, tls_context
-from harness.load.spec import TASKS, LoadSpec, read_path, spec_file_or_exit
+from harness.load.spec import LoadSpec, read_path, spec_file_or_exit
 
 GRACE_S = 30.0  # as the locust worker's: after the duration, the alarm ends the process whatever happens
 DRAIN_S = 5.0  # after the duration: answers still on their way are waited for this long, then not counted
 EXPIRY_CHECK_S = 0.1  # how often requests in flight are checked against the request timeout
-# one record per request, written without the json module (a third of a request's CPU here): every field but the
-# error is a number or a fixed word of TASKS; the error goes through json.dumps
-RECORD = ('{"t0": %r, "t1": %r, "verb": "%s", "resource": "%s", "scope": "%s", "method": "GET", "ok": %s, '
-          '"status": %d, "error": %s}\n')
+PICKS = 1024  # random tasks and nodes drawn at a time with random.choices: cheaper per request than a choice() each
 
 
 @dataclass
@@ -37,22 +35,25 @@ class Connection:
     """One kept-alive connection and the one request in flight on it."""
     socket: ssl.SSLSocket | None = None
     buffer: bytes = b""
-    task: str = ""
+    task: int = 0  # its index in records.TASK_ORDER
     sent_at: float | None = None  # monotonic; None when idle
     due: float = 0.0  # when its next request may go
 
 
 class Reader:
-    def __init__(self, spec: LoadSpec, out: TextIO, rng: random.Random | None = None) -> None:
+    def __init__(self, spec: LoadSpec, out: BinaryIO, rng: random.Random | None = None) -> None:
         self.spec, self.out, self.rng = spec, out, rng or random.Random()
         self.context = tls_context(str(spec.ca), *((None, None) if spec.anonymous else (str(spec.cert), str(spec.key))))
-        self.tasks = [task for task, weight in spec.mix.items() for _ in range(weight)]  # weighed as locust's list
+        # weighed as locust's list of tasks; drawn PICKS at a time
+        self.tasks = [records.TASK_INDEX[task] for task, weight in spec.mix.items() for _ in range(weight)]
+        self.task_picks: list[int] = []
+        self.node_picks: list[str] = []
         self.interval = 0.0 if spec.unpaced else spec.users / spec.rate_per_s  # of each connection
         self.connections = [Connection() for _ in range(spec.users)]  # each opens its socket when first used
         self.by_fd: dict[int, Connection] = {}
         self.poller = select.epoll()
         self.requests = self.failures = self.sent = self.in_flight = 0
-        self.requests_by_path: dict[tuple[str, str], bytes] = {}  # (task, node) -> the request's bytes
+        self.requests_by_path: dict[tuple[int, str], bytes] = {}  # (task, node) -> the request's bytes
         self.next_due = 0.0  # no idle connection is due before this
         self.end = float("inf")  # stop() may come before run()
 
@@ -96,8 +97,14 @@ class Reader:
     def send(self, connection: Connection, now: float) -> None:
         self.sent += 1
         self.in_flight += 1
-        task = self.rng.choice(self.tasks)
-        node = self.rng.choice(self.spec.nodes) if self.spec.nodes else ""
+        if not self.task_picks:
+            self.task_picks = self.rng.choices(self.tasks, k=PICKS)
+        task = self.task_picks.pop()
+        node = ""
+        if self.spec.nodes:
+            if not self.node_picks:
+                self.node_picks = self.rng.choices(self.spec.nodes, k=PICKS)
+            node = self.node_picks.pop()
         connection.task, connection.sent_at = task, now
         try:
             if connection.socket is None:
@@ -109,7 +116,7 @@ class Reader:
                 self.poller.register(connection.socket.fileno(), select.EPOLLIN)
             request = self.requests_by_path.get((task, node))
             if request is None:
-                request = get_request(self.spec.endpoint, read_path(task, self.spec, node))
+                request = get_request(self.spec.endpoint, read_path(records.TASK_ORDER[task], self.spec, node))
                 self.requests_by_path[(task, node)] = request
             if connection.socket.send(request) != len(request):  # one small TLS record: an empty buffer takes it
                 raise ConnectionError("a request did not fit the socket's buffer")
@@ -137,7 +144,7 @@ class Reader:
             connection.buffer += data
             return
         status, rest, closing = answer
-        self.record(connection, time.monotonic(), status < 400, status, "" if status < 400 else f"HTTP {status}")
+        self.record(connection, time.monotonic(), status)
         if closing or rest:
             self.close(connection)
 
@@ -150,15 +157,14 @@ class Reader:
         """The request in flight failed (if one was) and the connection is closed: the next request opens another,
         as a locust user without retries does."""
         if connection.sent_at is not None:
-            self.record(connection, time.monotonic(), False, 0, error)
+            self.record(connection, time.monotonic(), 0, error)
         self.close(connection)
 
-    def record(self, connection: Connection, end: float, ok: bool, status: int, error: str) -> None:
-        verb, resource, scope = TASKS[connection.task]
-        self.out.write(RECORD % (connection.sent_at, end, verb, resource, scope, "true" if ok else "false", status,
-                                 json.dumps(error[:200]) if error else '""'))
+    def record(self, connection: Connection, end: float, status: int, error: str = "") -> None:
+        """The request in flight ended: answered with `status`, or without an answer (0) for `error`."""
+        records.write(self.out, connection.sent_at, end, connection.task, status, error)
         self.requests += 1
-        self.failures += 0 if ok else 1
+        self.failures += 0 if 0 < status < 400 else 1
         self.in_flight -= 1
         connection.due = max(connection.sent_at + self.interval, end)
         self.next_due = min(self.next_due, connection.due)
@@ -180,7 +186,7 @@ class Reader:
 def main(spec_file: str, records_file: str, summary_file: str) -> int:
     spec = spec_file_or_exit(spec_file, "harness.load.reader")
     signal.alarm(int(spec.duration_s + GRACE_S + spec.request_timeout_s))  # the last bound, whatever happens
-    with open(records_file, "a") as out:
+    with open(records_file, "ab") as out:
         reader = Reader(spec, out)
         signal.signal(signal.SIGTERM, reader.stop)
         signal.signal(signal.SIGINT, reader.stop)
@@ -193,5 +199,5 @@ def main(spec_file: str, records_file: str, summary_file: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 4:  # a usage line, not a traceback
-        sys.exit("usage: python -m harness.load.reader SPEC.json RECORDS.jsonl SUMMARY.json")
+        sys.exit("usage: python -m harness.load.reader SPEC.json RECORDS SUMMARY.json")
     sys.exit(main(*sys.argv[1:4]))

@@ -5,7 +5,6 @@ timeout, and a split load spec hands it the reads."""
 
 import http.server
 import io
-import json
 import socketserver
 import ssl
 import threading
@@ -13,6 +12,7 @@ import time
 
 import pytest
 
+from harness.load import records as reader_records
 from harness.load.reader import Reader
 from harness.load.spec import DEFAULT_MIX, READ_TASKS, parse_spec
 from harness.pki import LOOPBACK, Authority
@@ -84,14 +84,14 @@ def spec(pki, server, **settings):
                        "cert": str(client.cert), "key": str(client.key), "nodes": ["n1"], **settings})
 
 
-def records(out: io.StringIO) -> list[dict]:
-    return [json.loads(line) for line in out.getvalue().splitlines()]
+def records(out: io.BytesIO) -> list[reader_records.Record]:
+    return list(reader_records.read(out.getvalue()))
 
 
 def test_the_reads_are_paced_on_kept_connections_and_recorded_as_the_workers_record_them(pki):
     server = serve(pki)
     try:
-        out = io.StringIO()
+        out = io.BytesIO()
         reader = Reader(spec(pki, server, users=2, rate_per_s=20, duration_s=2.0,
                              mix={"readyz": 1, "get_node": 1, "list_nodes": 1}), out)
         reader.run()
@@ -103,17 +103,17 @@ def test_the_reads_are_paced_on_kept_connections_and_recorded_as_the_workers_rec
     by_path = {("get", "readyz", "health"): True, ("get", "nodes", "resource"): True,
                ("list", "nodes", "cluster"): False}
     for r in seen:
-        assert r["ok"] is by_path[(r["verb"], r["resource"], r["scope"])], r
-        assert r["t0"] <= r["t1"] and r["method"] == "GET"
-        assert r["error"] == ("" if r["ok"] else "HTTP 500") and r["status"] == (200 if r["ok"] else 500)
-    assert reader.failures == sum(not r["ok"] for r in seen)
+        assert r.ok is by_path[(r.verb, r.resource, r.scope)], r
+        assert r.t0 <= r.t1
+        assert r.error == ("" if r.ok else "HTTP 500") and r.status == (200 if r.ok else 500)
+    assert reader.failures == sum(not r.ok for r in seen)
     assert set(server.paths) <= {"/readyz", "/api/v1/nodes/n1", "/api/v1/nodes?limit=500"}
 
 
 def test_a_server_that_closes_each_connection_is_reconnected_and_no_request_fails(pki):
     server = serve(pki, closing=True)
     try:
-        reader = Reader(spec(pki, server, users=1, rate_per_s=20, duration_s=1.0, mix={"get_node": 1}), io.StringIO())
+        reader = Reader(spec(pki, server, users=1, rate_per_s=20, duration_s=1.0, mix={"get_node": 1}), io.BytesIO())
         reader.run()
     finally:
         server.shutdown()
@@ -125,7 +125,7 @@ def test_each_connection_waits_for_its_answer_and_its_interval_before_its_next_r
     server = serve(pki)
     try:
         reader = Reader(spec(pki, server, users=2, rate_per_s=4, duration_s=3.0, request_timeout_s=30.0,
-                             nodes=["slow"], mix={"get_node": 1}), io.StringIO())
+                             nodes=["slow"], mix={"get_node": 1}), io.BytesIO())
         reader.run()
     finally:
         server.shutdown()
@@ -136,7 +136,7 @@ def test_each_connection_waits_for_its_answer_and_its_interval_before_its_next_r
 def test_a_request_without_an_answer_fails_after_its_timeout_and_stop_ends_the_run(pki):
     server = serve(pki)
     try:
-        out = io.StringIO()
+        out = io.BytesIO()
         reader = Reader(spec(pki, server, users=1, rate_per_s=1, duration_s=60.0, request_timeout_s=1.0,
                              nodes=["slow"], mix={"get_node": 1}), out)
         threading.Timer(2.5, reader.stop).start()
@@ -145,7 +145,7 @@ def test_a_request_without_an_answer_fails_after_its_timeout_and_stop_ends_the_r
         server.shutdown()
     assert elapsed < 10, elapsed
     first = records(out)[0]
-    assert not first["ok"] and first["error"] == "no answer in 1 s" and 1.0 <= first["t1"] - first["t0"] < 2.5
+    assert not first.ok and first.error == "no answer in 1 s" and 1.0 <= first.t1 - first.t0 < 2.5
 
 
 def test_a_load_spec_hands_its_reads_to_the_reader_and_keeps_rate_users_and_churn_whole(pki):

@@ -189,3 +189,28 @@ def test_a_mix_that_names_nodes_needs_nodes_and_the_target_mix_writes_nothing_bu
     # on someone else's cluster: no pods (they would be scheduled), no node status patches; only config maps churn
     assert set(TARGET_MIX) & set(CHURNING) == {"configmap"} and "patch_node_status" not in TARGET_MIX
     assert set(TARGET_MIX) & NODE_TASKS == {"get_node", "watch_node", "list_pods_on_node"}  # they only read
+
+
+def test_reader_records_become_the_same_history_operations_and_a_torn_record_is_skipped(tmp_path):
+    import io
+
+    from harness.load import records as reader_records
+    from harness.load.generator import import_records
+
+    out = io.BytesIO()
+    task = reader_records.TASK_INDEX
+    reader_records.write(out, 1.0, 1.25, task["list_pods_namespace"], 200)
+    reader_records.write(out, 2.0, 2.5, task["get_node"], 500)
+    reader_records.write(out, 3.0, 4.0, task["readyz"], 0, "the server closed the connection")
+    reader_records.write(out, 5.0, 5.1, task["readyz"], 0, "x" * 500)  # kept to 200 bytes, as the workers keep
+    whole = out.getvalue()
+    records = tmp_path / "reads-0.records"
+    records.write_bytes(whole + whole[:reader_records.RECORD.size - 3])  # a record cut short by a kill
+    h = History()
+    assert import_records(h, records, "reads-0") == (4, 3)
+    assert [(o.f, o.target, o.extra["scope"], o.extra["status"], o.ok, o.error) for o in h.ops[:3]] == [
+        ("load.list", "pods", "namespace", 200, True, ""), ("load.get", "nodes", "resource", 500, False, "HTTP 500"),
+        ("load.get", "readyz", "health", 0, False, "the server closed the connection")]
+    assert h.ops[3].error == "x" * 200 and abs(h.ops[0].latency - 0.25) < 1e-9
+    with pytest.raises(ValueError, match="not a reader's record file"):
+        list(reader_records.read(reader_records.RECORD.pack(1.0, 2.0, 250, 200, 0)))
