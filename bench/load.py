@@ -3,7 +3,7 @@
     python bench/load.py ready [--counts 1000]        # time until N hollow nodes (and their pods) are Ready
     python bench/load.py usage [--seconds 30]         # CPU and memory of the cluster and the harness, 1000 nodes
     python bench/load.py capacity [--counts 1000 2000 3000]  # highest node count with the ci load within SLOs
-    python bench/load.py rps [--seconds 20]           # locust, vegeta, a plain Python client, wrk: same endpoint
+    python bench/load.py rps [--seconds 30] [--rounds 3]  # locust, vegeta, a plain Python client, wrk: same endpoint
 
 Each mode brings up its own cluster in a scratch run directory and takes it down again.
 """
@@ -225,39 +225,50 @@ def capacity(counts: list[int], seconds: float) -> None:
                   "(bench/results/load_capacity.json keeps counts not measured again).")
 
 
-def rps(seconds: float) -> None:
+def rps(seconds: float, rounds: int) -> None:
     import load_rps
 
     with Cluster(1000) as c:
         url = f"{c.cluster.topology.api_endpoint}/readyz"
         ca, _ = c.cluster.load_credentials()
-        measured = {
-            "locust (1 process, FastHttpUser, 20 users, client certificate)": load_rps.generator(c, seconds, False),
-            "locust (1 process, FastHttpUser, 20 users, anonymous)": load_rps.generator(c, seconds, True),
+        generators = {
+            "locust (1 process, FastHttpUser, 20 users, client certificate)":
+                lambda: load_rps.generator(c, seconds, False),
+            "locust (1 process, FastHttpUser, 20 users, anonymous)": lambda: load_rps.generator(c, seconds, True),
             "load suite's reader (1 process, 20 connections, client certificate)":
-                load_rps.generator(c, seconds, False, plain_reads=True),
+                lambda: load_rps.generator(c, seconds, False, plain_reads=True),
             "load suite's reader (1 process, 20 connections, anonymous)":
-                load_rps.generator(c, seconds, True, plain_reads=True),
-            "vegeta (1 process, 20 workers, anonymous)": load_rps.vegeta(url, ca, seconds, c.scratch / "vegeta"),
-            "python, plain TLS sockets (1 process, 20 connections, anonymous)": load_rps.python_plain(url, ca, seconds),
-            "wrk (1 thread, 20 connections, anonymous)": load_rps.wrk(url, seconds),
+                lambda: load_rps.generator(c, seconds, True, plain_reads=True),
+            "vegeta (1 process, 20 workers, anonymous)":
+                lambda: load_rps.vegeta(url, ca, seconds, c.scratch / "vegeta"),
+            "python, plain TLS sockets (1 process, 20 connections, anonymous)":
+                lambda: load_rps.python_plain(url, ca, seconds),
+            "wrk (1 thread, 20 connections, anonymous)": lambda: load_rps.wrk(url, seconds),
         }
+        runs: dict[str, list] = {tool: [] for tool in generators}
+        for round_ in range(rounds):  # each round runs every generator once, so a drift is shared by all of them
+            for tool, run in generators.items():
+                runs[tool].append(run())
+                print(f"round {round_ + 1}/{rounds}: {tool}: {runs[tool][-1]}", flush=True)
+        measured = {tool: load_rps.combined(each) for tool, each in runs.items()}
     write_results("load_rps", load_rps.rows(measured, seconds, "wrk (1 thread, 20 connections, anonymous)"),
                   ["tool", "rps", "cpu_cores", "rps_per_core", "tcp_opens", "on_cpu", "waiting"],
                   "Requests per second: one locust process, the load suite's reader, vegeta, a plain Python client "
                   "and wrk",
                   f"All against GET /readyz through the load balancer of a 1000-node cluster, {seconds:.0f} s each, "
-                  "one after the other in the same run. /readyz is allowed anonymously, so wrk (no client "
-                  "certificates), vegeta, the plain Python client (bench/python_clients.py), locust and the load "
-                  "suite's plain reader (harness/load/reader.py, which sends the load's rate-only reads) hit the same "
-                  "endpoint; locust and the reader also run anonymously, so the server does the same work for them "
-                  "as for wrk. All use HTTP/1.1 and 20 connections. cpu_cores: the generator's own CPU time (user + "
-                  "system, from getrusage of its reaped process, locust's start-up included) over the run; "
-                  "rps_per_core: requests per CPU second of the generator, what issue #25's 0.6 goal compares; "
-                  "tcp_opens: TCP connections opened during the run (nstat TcpActiveOpens: one per connection means "
-                  "connections are reused); on_cpu and waiting: cores the generator ran on and waited for while "
-                  "runnable, over the middle of its run (/proc/PID/task/*/schedstat). The server shares the machine, "
-                  "so rps alone also measures how much CPU each generator leaves it.")
+                  f"one after the other in the same run, {rounds} round(s) of all of them; each figure is the mean "
+                  "over its rounds (rps_per_core: all requests over all CPU seconds). /readyz is allowed "
+                  "anonymously, so wrk (no client certificates), vegeta, the plain Python client "
+                  "(bench/python_clients.py), locust and the load suite's plain reader (harness/load/reader.py, "
+                  "which sends the load's rate-only reads) hit the same endpoint; locust and the reader also run "
+                  "anonymously, so the server does the same work for them as for wrk. All use HTTP/1.1 and 20 "
+                  "connections. cpu_cores: the generator's own CPU time (user + system, from getrusage of its "
+                  "reaped process, locust's start-up included) over the run; rps_per_core: requests per CPU second "
+                  "of the generator, what issue #25's 0.6 goal compares; tcp_opens: TCP connections opened during "
+                  "the run (nstat TcpActiveOpens: one per connection means connections are reused); on_cpu and "
+                  "waiting: cores the generator ran on and waited for while runnable, over the middle of its run "
+                  "(/proc/PID/task/*/schedstat). The server shares the machine, so rps alone also measures how "
+                  "much CPU each generator leaves it.")
 
 
 def main() -> None:
@@ -265,6 +276,7 @@ def main() -> None:
     parser.add_argument("mode", choices=["ready", "usage", "capacity", "rps"])
     parser.add_argument("--counts", type=int, nargs="+", default=None)
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--rounds", type=int, default=3, help="rps: rounds of every generator, interleaved")
     args = parser.parse_args()
     interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: the cluster is taken down, the generators killed
     try:
@@ -275,7 +287,7 @@ def main() -> None:
         elif args.mode == "capacity":
             capacity(args.counts or [1000, 2000, 3000], max(args.seconds, 60.0))
         else:
-            rps(args.seconds)
+            rps(args.seconds, max(args.rounds, 1))
     except KeyboardInterrupt as stopped:
         sys.exit(f"load.py {args.mode}: stopped ({stopped}); its cluster is down and its generators stopped, "
                  "nothing more was written")

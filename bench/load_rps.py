@@ -171,6 +171,17 @@ def vegeta(url: str, ca: Path, seconds: float, work: Path) -> Measured:
     return replace(measured, requests_per_s=vegeta_rate(json.loads(report)))
 
 
+def combined(runs: list[Measured]) -> Measured:
+    """Rounds of one generator as one figure: the mean of each field, so requests per CPU second is all its requests
+    over all its CPU (the server's speed drifts within minutes here: docs/load.md)."""
+    if not runs:
+        raise ValueError("no runs to combine")
+    count = len(runs)
+    return Measured(sum(m.requests_per_s for m in runs) / count, sum(m.cpu_s for m in runs) / count,
+                    round(sum(m.tcp_opens for m in runs) / count), sum(m.on_cpu for m in runs) / count,
+                    sum(m.waiting for m in runs) / count)
+
+
 def rows(measured: dict[str, Measured], seconds: float, reference: str) -> list[dict]:
     """The table: each generator, then each one's ratio to the reference (wrk) in requests/s and per CPU second."""
     table = [{"tool": tool, "rps": round(m.requests_per_s, 1), "cpu_cores": round(m.cpu_s / seconds, 2),

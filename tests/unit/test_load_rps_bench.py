@@ -37,3 +37,13 @@ def test_the_ratio_rows_compare_requests_per_cpu_second_with_wrks():
     assert table[0]["rps_per_core"] == 3500 and table[1]["rps_per_core"] == 36000
     assert table[2]["rps"] == round(1400 / 3600, 3)
     assert table[2]["rps_per_core"] == round(3500 / 36000, 3)
+
+
+def test_rounds_are_combined_as_all_requests_over_all_cpu_seconds():
+    from load_rps import combined
+
+    both = combined([Measured(1000.0, 2.0, 20, 0.1, 0.2), Measured(3000.0, 4.0, 21, 0.3, 0.4)])
+    assert both.requests_per_s == 2000.0 and both.cpu_s == 3.0 and both.tcp_opens == 20
+    assert both.requests_per_s * 30 / both.cpu_s == (1000 * 30 + 3000 * 30) / (2.0 + 4.0)
+    with pytest.raises(ValueError):
+        combined([])
