@@ -67,8 +67,8 @@ class LoadSpec(BaseModel):
     churn_limit_per_s: float = CHURN_LIMIT_PER_S
     unpaced: bool = Field(False, description="no wait between requests (benchmarks): rate_per_s only bounds the count")
     anonymous: bool = Field(False, description="no client certificate (benchmarks: the health endpoints wrk reads)")
-    # off by default until the load suite passes with it in a full CI (docs/load.md: ci46)
-    plain_reads: bool = Field(False, description="the mix's READ_TASKS sent by one plain process (harness/load/"
+    # on by default since the load suite passed with it in a full CI (docs/load.md)
+    plain_reads: bool = Field(True, description="the mix's READ_TASKS sent by one plain process (harness/load/"
                                                  "reader.py), the rest by locust; false: every task by locust")
 
     @model_validator(mode="after")
