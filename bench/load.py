@@ -278,6 +278,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=3, help="rps: rounds of every generator, interleaved")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: give at least 1 (each round runs every generator once)")
     interrupt_on_signals()  # SIGTERM and SIGHUP unwind like Ctrl-C: the cluster is taken down, the generators killed
     try:
         if args.mode == "ready":
@@ -287,7 +289,7 @@ def main() -> None:
         elif args.mode == "capacity":
             capacity(args.counts or [1000, 2000, 3000], max(args.seconds, 60.0))
         else:
-            rps(args.seconds, max(args.rounds, 1))
+            rps(args.seconds, args.rounds)
     except KeyboardInterrupt as stopped:
         sys.exit(f"load.py {args.mode}: stopped ({stopped}); its cluster is down and its generators stopped, "
                  "nothing more was written")

@@ -164,7 +164,7 @@ class Reader:
         """The request in flight ended: answered with `status`, or without an answer (0) for `error`."""
         records.write(self.out, connection.sent_at, end, connection.task, status, error)
         self.requests += 1
-        self.failures += 0 if 0 < status < 400 else 1
+        self.failures += 0 if records.ok(status) else 1
         self.in_flight -= 1
         connection.due = max(connection.sent_at + self.interval, end)
         self.next_due = min(self.next_due, connection.due)

@@ -34,6 +34,11 @@ class Record:
     error: str
 
 
+def ok(status: int) -> bool:
+    """Whether a request that ended with `status` (0: no answer) succeeded, as the workers count it."""
+    return 0 < status < 400
+
+
 def write(out: BinaryIO, t0: float, t1: float, task_index: int, status: int, error: str = "") -> None:
     """One record; `error` is kept only for a request without an answer (status 0)."""
     text = error.encode(errors="replace")[:MAX_ERROR] if status == 0 else b""
@@ -55,6 +60,6 @@ def read(data: bytes) -> Iterator[Record]:
             raise ValueError(f"a record at byte {at - size} names task {task_index}: not a reader's record file")
         text = data[at:at + length].decode(errors="replace")
         at += length
-        ok = 0 < status < 400
-        yield Record(t0, t1, *TASKS[TASK_ORDER[task_index]], ok, status,
-                     "" if ok else text if status == 0 else f"HTTP {status}")
+        succeeded = ok(status)
+        yield Record(t0, t1, *TASKS[TASK_ORDER[task_index]], succeeded, status,
+                     "" if succeeded else text if status == 0 else f"HTTP {status}")
