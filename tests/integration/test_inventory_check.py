@@ -17,6 +17,7 @@ from harness.backends import registry
 from harness.target.protocol import HostRole
 from harness.topology import Component
 from harness.wait import wait_for
+from tests.collect import collect_only, node_ids
 from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
 from tests.integration.standin import inventory_check, standin
 from tests.protocol_checks import check_target
@@ -126,9 +127,7 @@ def scenarios_against(inventory, tmp_path, selection: str = "scenarios/", *optio
 
 
 def destructive_tests(selection: str = "scenarios/", marks: str = "destructive and not hollow_nodes") -> set[str]:
-    listed = subprocess.run([sys.executable, "-m", "pytest", selection, "--collect-only", "-q", "-m", marks,
-                             "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    return {line.split("/")[-1].replace(".py", "") for line in listed.stdout.splitlines() if "::" in line}
+    return {node.split("/")[-1].replace(".py", "") for node in node_ids(collect_only(selection, "-m", marks))}
 
 
 def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destructive_scenario(staging, ha3, tmp_path):

@@ -1,15 +1,13 @@
 """A twin case marked deep is skipped in CI because a case CI runs fails the same scenarios: checked here from the
 selections themselves (pytest's collection), so a DEEP entry cannot claim a cover that is not there."""
 
-import subprocess
-import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 from harness.backends.kind.topology import is_kind_topology
+from tests.collect import collect_only, node_ids
 from tests.integration.test_defect_twins import (CASES, CONFORMANCE, CONFORMANCE_DEEP, CONFORMANCE_ONLY, DEEP,
                                                  PROVEN_ELSEWHERE, case_id)
 
@@ -21,11 +19,8 @@ def selected(suite: str, select) -> frozenset[str]:
     """The scenario node ids a twin case runs."""
     if isinstance(select, tuple):
         return frozenset(name if "::" in name else f"{suite}::{name}" for name in select)
-    with tempfile.TemporaryDirectory() as histories:
-        out = subprocess.run([sys.executable, "-m", "pytest", suite, "-k", select, "--collect-only", "-q",
-                              "-p", "no:cacheprovider", "--history-dir", histories],
-                             cwd=ROOT, capture_output=True, text=True, timeout=120)
-    ids = frozenset(line.strip() for line in out.stdout.splitlines() if "::" in line)
+    out = collect_only(suite, "-k", select)
+    ids = frozenset(node_ids(out))
     assert ids, f"{suite} -k {select!r} selects nothing:\n{out.stdout[-1500:]}{out.stderr[-1500:]}"
     return ids
 
@@ -46,8 +41,7 @@ def test_a_deep_twin_case_is_covered_by_process_twins_that_ci_runs(deep_case):
 @cache  # one collection for every case
 def collected_in_ci(nodes: tuple[str, ...]) -> str:
     """pytest's list of the node ids among `nodes` that CI collects (deep tests left out), and its errors."""
-    out = subprocess.run([sys.executable, "-m", "pytest", *nodes, "--collect-only", "-q", "-m", "not deep",
-                          "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = collect_only(*nodes, "-m", "not deep")
     return out.stdout + out.stderr
 
 

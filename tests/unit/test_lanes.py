@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.collect import collect_only, node_ids
 from tests.conftest import lane_of
 from tests.integration.test_defect_twins import CASES, CONFORMANCE, case_id
 
@@ -85,14 +86,9 @@ def test_the_tests_without_a_cluster_run_in_the_background_lane_and_the_others_d
 def test_the_alone_phase_takes_the_handed_over_kind_cluster_down_before_anything_else_measures():
     """The kind cluster the docker lane hands over idles at ~0.75 core (docs/design.md): its module runs first, and
     the latency and throughput verdicts after it."""
-    import subprocess
-    import sys
-
     from tests.conftest import HANDED_OVER
 
-    result = subprocess.run([sys.executable, "-m", "pytest", "tests", "--alone", "--collect-only", "-q",
-                             "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    ids = [line for line in result.stdout.splitlines() if "::" in line]
+    ids = node_ids(collect_only("tests", "--alone", timeout_s=300))
     kind = [i for i, node in enumerate(ids) if node.startswith(HANDED_OVER)]
     assert kind and kind == list(range(len(kind))), ids
     assert any("test_hollow_pods.py::test_the_nightly_profile_shortened" in node for node in ids[len(kind):]), ids

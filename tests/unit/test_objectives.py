@@ -2,9 +2,6 @@
 a scenario that exists, and a figure is judged against it the right way round."""
 
 import re
-import subprocess
-import sys
-import tempfile
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -16,16 +13,14 @@ from harness.objectives.catalog import MEASURES
 from harness.objectives.judge import meets
 from harness.objectives.measurement import Measurement
 from harness.objectives.policy import SOURCES, Objectives
+from tests.collect import collect_only, node_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def scenario_ids() -> list[str]:
-    with tempfile.TemporaryDirectory(prefix="quorum-collect-") as histories:  # collecting writes nothing there
-        out = subprocess.run([sys.executable, "-m", "pytest", "scenarios", "--collect-only", "-q", "-p",
-                              "no:cacheprovider", "--history-dir", histories], cwd=ROOT, capture_output=True, text=True,
-                             timeout=120)
-    ids = [line.strip() for line in out.stdout.splitlines() if "::" in line]
+    out = collect_only("scenarios")
+    ids = node_ids(out)
     assert ids, out.stdout[-1500:] + out.stderr[-1500:]
     return ids
 

@@ -16,6 +16,7 @@ from harness.backends.remote.backend import with_absolute_paths
 from harness.backends.remote.credentials import api_credentials
 from harness.errors import ClusterError
 from harness.inventory.load import load_inventory
+from tests.collect import collect_only
 from tests.unit.test_inventory import example, usable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,9 +96,7 @@ def test_destructive_scenarios_run_only_on_a_disposable_remote_target_whose_comp
 
 
 def test_target_takes_no_backend_or_topology(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "pytest", "scenarios/etcd", "--collect-only", "-q", "--target",
-                             str(tmp_path / "inventory.yaml"), "--backend", "kind", "-p", "no:cacheprovider",
-                             "--history-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = collect_only("scenarios/etcd", "--target", str(tmp_path / "inventory.yaml"), "--backend", "kind")
     assert result.returncode != 0 and "--target names a cluster Quorum did not build" in result.stderr, result.stderr
 
 
