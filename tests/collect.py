@@ -1,5 +1,5 @@
-"""pytest's own collection of a selection, as CI would run it: several unit tests check what a run would hold (the
-deep twins' cover, the lanes' alone phase, the objectives' scenarios) without running it."""
+"""pytest's own collection of a selection, as CI would run it: several tests check what a run would hold (the
+deep twins' cover, the lanes' alone phase, the objectives' scenarios, the destructive ones) without running it."""
 
 from __future__ import annotations
 
