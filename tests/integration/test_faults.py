@@ -34,21 +34,9 @@ def nemesis(ha3):
     # what a child process journaled (the signal tests) is not this nemesis's: a test that failed before its own
     # heal must not leave it to every later test on ha3 (as a CI run saw on 2026-11-25)
     heal_cluster(ha3)
-    problems = settled_problems(ha3, 90)
+    # judged on the look the wait ended on, after two clean ones in a row (docs/design.md, ci50)
+    problems = ha3.problems_after(90, clean_looks=2)
     assert problems == [], f"the cluster must be healthy again after every fault test: {problems}"
-
-
-def settled_problems(cluster, timeout_s: float) -> list[str]:
-    """The cluster's problems once two looks a second apart find none, else the last look's at the timeout. Two: a
-    component that exits just after a clean look (a late effect of an earlier fault) is seen and waited for; the
-    caller judges the look the wait ended on, not a new one (docs/design.md, ci50)."""
-    deadline, clean = time.monotonic() + timeout_s, 0
-    while True:
-        problems = cluster.problems()
-        clean = 0 if problems else clean + 1
-        if clean == 2 or time.monotonic() >= deadline:
-            return problems
-        time.sleep(1.0 if clean else 0.5)
 
 
 def wait(predicate, timeout=30.0, what="condition"):
@@ -345,7 +333,7 @@ def test_sigkill_mid_fault_twenty_times_in_a_row_leaves_nothing_after_quorum_hea
         result = _quorum_heal(ha3)
         assert result.returncode == 0, f"attempt {attempt + 1}: {result.stderr}"
         assert _leftovers(ha3) == [], f"attempt {attempt + 1} left {_leftovers(ha3)}"
-        problems = settled_problems(ha3, 60)
+        problems = ha3.problems_after(60, clean_looks=2)
         assert problems == [], f"attempt {attempt + 1}: {problems}"
 
 
