@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 import requests
 
@@ -26,6 +27,25 @@ from harness.history import History, now
 
 SUBJECTS = (*LEASES, "etcd")
 START_WAIT_S = 10.0  # start() waits this long at most for every subject's first answer
+
+
+@dataclass(frozen=True)
+class RenewalSeen:
+    """A lease's renewTime as last observed, and the interval its write fell in: after the start of the last LIST
+    that did not show it (`after`), before the end of the first LIST that did (`before`), on the monitor's clock."""
+    renew_time: str
+    after: float
+    before: float
+
+
+def mid_sleep(seen: RenewalSeen, retry_period_s: float) -> float | None:
+    """The moment halfway through the holder's sleep after the renewal `seen`: client-go's holder sleeps one retry
+    period after each renewal, so the sleep surely spans [before, after + retry period] and its middle is furthest
+    from both renewals. None when the write's moment is known too loosely (over half a retry period) to place it."""
+    spread = seen.before - seen.after
+    if spread > retry_period_s / 2:
+        return None
+    return (seen.after + seen.before + retry_period_s) / 2
 
 
 class LeaderWatcher:
@@ -44,7 +64,7 @@ class LeaderWatcher:
         self._polled: set[str] = set()  # members polled at least once: etcd is judged only after all were
         self._judging = threading.Lock()  # one etcd judgement at a time, so the record is in judgement order
         self._last_t: dict[str, float] = {}
-        self._renewed: dict[str, str] = {}  # each lease's last observed spec.renewTime
+        self._renewed: dict[str, RenewalSeen] = {}  # each lease's last observed spec.renewTime
         self._names: dict[int, str] = {}
         self.samples: dict[str, int] = {}  # polls done per source, for the sampling benchmark
         self._clients = cluster.lease_clients()
@@ -66,6 +86,7 @@ class LeaderWatcher:
 
     def _poll_leases(self) -> None:
         path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+        answered_since = 0.0  # the start of the last LIST that answered: a renewal it did not show came after it
         while not self._stop.is_set():
             invoke = now()
             items = None
@@ -80,12 +101,16 @@ class LeaderWatcher:
             t = (invoke + now()) / 2
             self.samples["leases"] = self.samples.get("leases", 0) + 1
             if items is not None:
+                answered = now()
                 for name in LEASES:
                     spec = items.get(name, {})
                     identity = spec.get("holderIdentity") or None
+                    renew_time = spec.get("renewTime") or ""
                     with self._lock:
-                        self._renewed[name] = spec.get("renewTime") or ""
+                        if name not in self._renewed or self._renewed[name].renew_time != renew_time:
+                            self._renewed[name] = RenewalSeen(renew_time, answered_since, answered)
                     self._observe(name, identity, t, transitions=spec.get("leaseTransitions"))
+                answered_since = invoke
             self._stop.wait(max(0.0, self.period - (now() - invoke)))
 
     def _poll_member(self, url: str) -> None:
@@ -182,17 +207,31 @@ class LeaderWatcher:
             time.sleep(self.period / 2)
         raise FaultError(f"no {subject} leader observed within {timeout:.0f}s")
 
-    def wait_for_renewal(self, subject: str, timeout: float) -> bool:
-        """Wait until the lease's holder renews it (its renewTime changes); False on timeout. Right after a
-        renewal the holder sleeps a whole retry period before it renews again."""
+    def wait_for_renewal(self, subject: str, timeout: float) -> RenewalSeen | None:
+        """Wait until the lease's holder renews it (its renewTime changes): what was seen, or None on timeout."""
         with self._lock:
             before = self._renewed.get(subject)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
-                if self._renewed.get(subject) != before:
-                    return True
+                seen = self._renewed.get(subject)
+            if seen is not None and (before is None or seen.renew_time != before.renew_time):
+                return seen
             time.sleep(self.period / 4)
+        return None
+
+    def wait_for_renew_sleep(self, subject: str, retry_period_s: float, timeout: float) -> bool:
+        """Return halfway through the holder's sleep between two renewals (mid_sleep), so that a fault lands
+        outside any renewal in flight; False if no renewal could be placed within `timeout`."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            seen = self.wait_for_renewal(subject, left)
+            if seen is None:
+                return False
+            moment = mid_sleep(seen, retry_period_s)
+            if moment is not None and moment >= now():  # else seen too late or too loosely: the next renewal
+                time.sleep(max(0.0, moment - now()))
+                return True
         return False
 
     def wait_for_new_holder(self, subject: str, old: str, timeout: float) -> str | None:

@@ -2,13 +2,16 @@
 always has a "before" to time a failover from (CI on docker once judged "no leader" from slow first answers)."""
 
 import itertools
+import threading
 import time
 from dataclasses import dataclass
 
+import pytest
+
 from harness.backends.fake.target import FakeTarget
 from harness.clients.etcdapi import MemberStatus
-from harness.history import History
-from harness.monitors.leases import LeaderWatcher
+from harness.history import History, now
+from harness.monitors.leases import LeaderWatcher, RenewalSeen, mid_sleep
 from harness.target.protocol import LEASES
 from tests.unit.conftest import fake_target
 
@@ -159,13 +162,41 @@ def test_leases_come_from_where_the_target_says_and_holders_are_named_by_its_hos
 
 
 def test_wait_for_renewal_returns_once_the_renew_time_changes_and_not_before(tmp_path):
-    """The paused-leader scenario pauses right after a renewal; a holder that never renews is reported, not waited
-    for forever."""
+    """A holder that never renews is reported, not waited for forever; a renewal is placed between the LIST that did
+    not show it and the end of the one that did."""
     api = Apiserver()
     watcher = LeaderWatcher(scripted(tmp_path, SlowToAgreeEtcd(silent=0), api=api), History(), period=0.02).start()
     try:
-        assert not watcher.wait_for_renewal("kube-scheduler", timeout=0.3)  # the same renewTime every LIST
+        assert watcher.wait_for_renewal("kube-scheduler", timeout=0.3) is None  # the same renewTime every LIST
+        written = now()
         api.renewed = "2026-11-27T08:00:02.000000Z"
-        assert watcher.wait_for_renewal("kube-scheduler", timeout=2.0)
+        seen = watcher.wait_for_renewal("kube-scheduler", timeout=2.0)
+        assert seen is not None and seen.renew_time == api.renewed
+        assert seen.after <= written <= seen.before
     finally:
         watcher.stop()
+
+
+def test_the_paused_leader_scenario_waits_until_the_middle_of_the_holders_sleep(tmp_path):
+    """The scenario pauses the holder between two renewals, not inside one (CI 2026-11-27 and 2026-12-03: paused
+    inside a renewal, slow-leases' leader gave up 0.02-0.03 s after waking, and its give-up verdict passed)."""
+    api = Apiserver()
+    watcher = LeaderWatcher(scripted(tmp_path, SlowToAgreeEtcd(silent=0), api=api), History(), period=0.02).start()
+    retry = 0.4
+    try:
+        assert not watcher.wait_for_renew_sleep("kube-scheduler", retry, timeout=0.3)  # no renewal to place
+        threading.Timer(0.1, setattr, (api, "renewed", "2026-11-27T08:00:02.000000Z")).start()
+        started = now()
+        assert watcher.wait_for_renew_sleep("kube-scheduler", retry, timeout=2.0)
+        # at least a quarter of the retry period after the write, which came after `started`
+        assert now() - started >= 0.1 + retry / 4
+    finally:
+        watcher.stop()
+
+
+def test_the_middle_of_the_sleep_is_furthest_from_both_renewals_or_none_when_the_renewal_is_placed_too_loosely():
+    seen = RenewalSeen("t", after=10.0, before=10.2)
+    assert mid_sleep(seen, 2.0) == pytest.approx(11.1)  # 0.9 s after the latest write, 0.9 s before the next
+    assert mid_sleep(RenewalSeen("t", after=10.0, before=11.0), 2.0) == pytest.approx(11.5)  # spread = retry / 2
+    assert mid_sleep(RenewalSeen("t", after=10.0, before=11.01), 2.0) is None
+    assert mid_sleep(RenewalSeen("t", after=0.0, before=10.0), 2.0) is None  # the first LIST: no "after"
