@@ -14,6 +14,7 @@ import pytest
 
 from harness.backends import registry
 from harness.backends.kind.topology import is_kind_topology
+from tests.excerpt import failure_excerpt
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGURATION = "scenarios/conformance/test_configuration.py"  # the configuration against the objectives
@@ -192,12 +193,6 @@ def with_marks(case: tuple) -> object:
     return pytest.param(*case, marks=pytest.mark.deep(reason)) if reason else case
 
 
-def failure_excerpt(output: str) -> str:
-    """pytest's error lines first (the cause, which a long traceback pushes out of the tail), then the tail."""
-    errors = [line for line in output.splitlines() if line.lstrip().startswith("E ")]
-    return "\n".join(errors[:30]) + "\n...\n" + output[-2500:]
-
-
 def run_on_twin(tmp_path: Path, twin: str, *arguments: str, timeout: int) -> subprocess.CompletedProcess:
     """`pytest ARGUMENTS` on the twin's cluster (tmp_path/run), as a user runs a suite against a topology."""
     backend = ["--backend=kind"] if is_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml") else []
@@ -229,7 +224,7 @@ def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reaso
     try:
         if kept:
             checked, failed = conformance_failures(tmp_path, twin, *kept)
-            assert checked.returncode == 1, (checked.stdout + checked.stderr)[-2000:]
+            assert checked.returncode == 1, failure_excerpt(checked)
             assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
         result = run_on_twin(tmp_path, twin, *selection, *kept, "-q", "--no-header", "-rN", "--tb=short", timeout=900)
     finally:
@@ -284,6 +279,6 @@ CONFORMANCE_DEEP = {
                                   if twin in CONFORMANCE_DEEP else twin for twin in CONFORMANCE_ONLY])
 def test_each_conformance_check_fails_on_its_twin_and_only_there(tmp_path, twin):
     result, failed = conformance_failures(tmp_path, twin)
-    assert result.returncode == 1, (result.stdout + result.stderr)[-2000:]
+    assert result.returncode == 1, failure_excerpt(result)
     assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
     assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from harness.toolchain.versions import KUBERNETES_DEFAULT, UPGRADE_TO
+from tests.excerpt import failure_excerpt
 
 ROOT = Path(__file__).resolve().parents[2]
 # (running, upgraded to): adjacent minors, each the newest patch the Go module proxy served when it was added
@@ -42,6 +43,6 @@ def test_the_lifecycle_suite_passes_on_each_later_pair(tmp_path, running, to):
                              f"--upgrade-to={to}", f"--run-dir={tmp_path / 'run'}",
                              f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider", "-q"],
                             cwd=ROOT, capture_output=True, text=True, timeout=1500)
-    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    assert result.returncode == 0, failure_excerpt(result)
     assert "3 passed" in result.stdout, result.stdout[-2000:]
     assert not (tmp_path / "run" / "state.json").exists(), "the cluster must be torn down"

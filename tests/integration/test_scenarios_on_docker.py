@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.excerpt import failure_excerpt
 from tests.integration.conftest import CLUSTERS, in_docker_lane
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,7 @@ def test_a_smoke_subset_of_every_suite_passes_on_the_docker_backend(tmp_path):
          f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}",
          "-p", "no:cacheprovider", "-q"],
         cwd=ROOT, capture_output=True, text=True, timeout=1400)
-    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    assert result.returncode == 0, failure_excerpt(result)
     passed = Counter()
     for case in ElementTree.parse(junit).getroot().iter("testcase"):
         if case.find("failure") is None and case.find("error") is None and case.find("skipped") is None:

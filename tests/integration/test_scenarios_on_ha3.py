@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.excerpt import failure_excerpt
+
 ROOT = Path(__file__).resolve().parents[2]
 MEASURING = {"bandwidth", "load"}  # their verdicts are throughput and latency figures
 SUITES = {"self_healing", "leader_election", "etcd", "apiserver_flags", "lifecycle", "conformance"}
@@ -31,7 +33,7 @@ def run_main_job(tmp_path: Path, selection: list[str], suites: set[str]) -> subp
         [sys.executable, "-m", "pytest", *selection, "--policy", str(ROOT / "gate.yaml"), f"--run-dir={tmp_path / 'run'}",
          f"--history-dir={tmp_path / 'histories'}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q"],
         cwd=ROOT, capture_output=True, text=True, timeout=2300)
-    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    assert result.returncode == 0, failure_excerpt(result)
     passed = Counter()
     for case in ElementTree.parse(junit).getroot().iter("testcase"):
         if case.find("failure") is None and case.find("error") is None and case.find("skipped") is None:
