@@ -68,8 +68,24 @@ case "$job" in
     # the docker lane's kind cluster is handed to the alone phase instead of a second build (tests/integration/
     # handoff.py); whatever is left there is taken down when this script exits, however it ends
     export QUORUM_KIND_HANDOFF; QUORUM_KIND_HANDOFF="$(mktemp -d)"
-    trap 'if [ ! -e "$QUORUM_KIND_HANDOFF/run/state.json" ] || quorum down "$QUORUM_KIND_HANDOFF/run"; then rm -rf "$QUORUM_KIND_HANDOFF"; fi' EXIT
-    pytest tests -n 3 --durations=25 "$@" || lanes=$?
+    # the lanes' tests keep their clusters' run directories, etcd's data with them, in pytest's base temp: on tmpfs,
+    # so that the docker lane's image and container I/O on the shared disk does not stall the process lane's etcd
+    # fsyncs (docs/design.md, 2026-12-03); on disk as before when /dev/shm is not a tmpfs with 4 GiB free
+    lanes_tmp="" basetemp=()
+    if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && \
+        [ "$(df -Pk /dev/shm | awk 'NR == 2 {print $4}')" -ge $((4 * 1024 * 1024)) ]; then
+      lanes_tmp="$(mktemp -d /dev/shm/quorum-lanes.XXXXXX)"
+      basetemp=(--basetemp "$lanes_tmp/pytest")
+    fi
+    cleanup() {
+      if [ ! -e "$QUORUM_KIND_HANDOFF/run/state.json" ] || quorum down "$QUORUM_KIND_HANDOFF/run"; then
+        rm -rf "$QUORUM_KIND_HANDOFF"
+      fi
+      # a cluster a killed test left running keeps its run directory, for quorum down --all to find
+      if [ -n "$lanes_tmp" ] && [ -z "$(find "$lanes_tmp" -name state.json -print -quit)" ]; then rm -rf "$lanes_tmp"; fi
+    }
+    trap cleanup EXIT
+    pytest tests -n 3 --durations=25 "${basetemp[@]}" "$@" || lanes=$?
     cat "$QUORUM_LANE_LOG"; rm -f "$QUORUM_LANE_LOG"  # each lane's span: how to balance them (tests/conftest.py)
     pytest tests --alone --durations=10 -p no:cacheprovider "$@" || alone=$?
     # exit 5 is "selected nothing": fine for one pass (arguments such as -k may leave it empty), not for both
