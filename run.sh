@@ -81,8 +81,12 @@ case "$job" in
       if [ ! -e "$QUORUM_KIND_HANDOFF/run/state.json" ] || quorum down "$QUORUM_KIND_HANDOFF/run"; then
         rm -rf "$QUORUM_KIND_HANDOFF"
       fi
-      # a cluster a killed test left running keeps its run directory, for quorum down --all to find
-      if [ -n "$lanes_tmp" ] && [ -z "$(find "$lanes_tmp" -name state.json -print -quit)" ]; then rm -rf "$lanes_tmp"; fi
+      # a cluster a killed test left registered keeps its run directory, for quorum down --all to find (a unit
+      # test's fake run leaves a state.json but no registration)
+      if [ -n "$lanes_tmp" ] && ! find "${QUORUM_REGISTRY:-/run/quorum/runs}" -maxdepth 1 -type l \
+          -lname "$lanes_tmp/*" 2>/dev/null | grep -q .; then
+        rm -rf "$lanes_tmp"
+      fi
     }
     trap cleanup EXIT
     pytest tests -n 3 --durations=25 "${basetemp[@]}" "$@" || lanes=$?
