@@ -1,4 +1,6 @@
-"""Monotonicity: a reader never sees the store go back (etcd revision, Kubernetes resourceVersion)."""
+"""Monotonicity: the revisions a client's acknowledged operations carry never go back. The etcd suite judges the
+revision etcd returns with each acknowledged put (etcd.put); the field is a parameter, but a Kubernetes resourceVersion
+is opaque to clients by the API's contract, so no scenario judges one."""
 
 from __future__ import annotations
 
