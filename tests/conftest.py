@@ -35,7 +35,7 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 
 
 # process-backend twins in the process lane besides the load twins, chosen to balance the lanes by
-# CI's measured durations (`./run.sh tests --durations=0`); docs/design.md ("CI's time") keeps each move and its figures
+# CI's measured durations (`./run.sh tests --durations=0`; docs/ci.md)
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases", "lb-slow-checks"}
 # Process twins whose every selected check must fail, run first in the background lane at full priority (a third
@@ -43,7 +43,7 @@ PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases", "lb-slow-checks"}
 # other files), so the third lane overlaps failure proofs, which a shortage of CPU cannot turn into a pass, and no
 # healthy cluster's timing verdict: not the objective twins, whose checks against their own configuration must pass,
 # nor the load twins (hollow nodes and API load beside a lane's), nor kind's, which stay with Docker's clusters.
-# docs/design.md (CI's time, 2026-12-02, ci47) has the figures.
+# docs/ci.md has the figures.
 EARLY_TWINS = {"etcd-2-members", "etcd-no-peer-tls", "slow-links", "rotation-ca-first", "restart-never",
                "no-leader-election", "etcd-split-member"}
 
@@ -74,7 +74,7 @@ def twin_of(nodeid: str) -> str | None:
     return name.partition("[")[2].rstrip("]").partition(":")[0]
 
 
-# the tests that build no cluster: a lane of their own, at a lower priority (docs/design.md, CI's time)
+# the tests that build no cluster: a lane of their own, at a lower priority (docs/ci.md)
 BACKGROUND = {"integration/test_toolchain_install.py", "integration/test_report.py",
               "integration/test_lifecycle_matrix.py", "integration/test_load_generators.py"}
 BACKGROUND_NICE = 10
@@ -154,6 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # registered here, not in pyproject.toml: run.sh keys the virtualenv by that file's hash
     config.addinivalue_line("markers", "deep(reason): re-proves what a test CI runs already proves (on the other "
                                        "backend, or at another level); runs with --deep, skipped with the reason otherwise")
+    config.addinivalue_line("markers", "proof(Proof): the verdicts a test proves, in its tier (tests/tiers.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

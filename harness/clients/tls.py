@@ -2,7 +2,7 @@
 
 For every new connection, urllib3 builds a fresh SSLContext and reads the CA bundle and the client's key pair from
 disk (its ssl_wrap_socket). A prober that opens a connection per request, as kubectl does, spent about half of its
-CPU samples opening connections, part of it on that (docs/design.md, CI's time). This adapter hands urllib3 a
+CPU samples opening connections, part of it on that (docs/design.md, choices). This adapter hands urllib3 a
 context built once per CA and client pair (and per version of their files: inode, size, modification time), so a
 rewritten certificate still takes effect on the next connection. Verification is unchanged: urllib3 still checks
 the chain and the host name with it.

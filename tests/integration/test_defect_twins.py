@@ -15,6 +15,7 @@ import pytest
 from harness.backends import registry
 from harness.backends.kind.topology import is_kind_topology
 from tests.excerpt import failure_excerpt
+from tests.tiers import Selection, fails
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGURATION = "scenarios/conformance/test_configuration.py"  # the configuration against the objectives
@@ -25,11 +26,11 @@ CASES = [
     # of test names (of the suite file, or whole node ids) run in that order: on a twin whose faults are never
     # undone by the cluster (restart-never), a scenario that leaves it broken must come last, or the next test's
     # guard rebuilds the cluster.
-    ("restart-never", "scenarios/self_healing/test_self_healing.py", "kube-scheduler",
-     "was not healthy within"),
+    # each component killed once and never restarted (haproxy's kill is skipped by design: one load balancer)
+    ("restart-never", "scenarios/self_healing/test_self_healing.py", "not haproxy", "was not healthy within"),
     # every controller-manager active at once: no lease to take over, nobody to pause past a renew deadline
-    ("no-leader-election", "scenarios/leader_election/test_leader_election.py",
-     "(standby_takes_over or paused) and kube-controller-manager", "no kube-controller-manager leader observed"),
+    ("no-leader-election", "scenarios/leader_election/test_leader_election.py", "standby_takes_over or paused",
+     ("no kube-controller-manager leader observed", "no kube-scheduler leader observed")),
     ("etcd-2-members", "scenarios/etcd/test_etcd_quorum.py", "leader_of_three_dies",
      "[write-outage: fail] longest stretch without an acknowledged etcd.put"),
     ("etcd-no-peer-tls", "scenarios/etcd/test_etcd_quorum.py", "use_tls", "etcd URLs without TLS"),
@@ -60,10 +61,10 @@ CASES = [
     ("rotation-ca-first", "scenarios/lifecycle/test_cert_rotation.py", "rotated",
      "serves a certificate its clients do not trust"),
     # a scale-down that removes each leaving etcd member while its apiserver still serves behind the load balancer
-    ("scale-member-first", "scenarios/lifecycle/test_scale.py", "join_then_two_leave",
+    ("scale-member-first", "scenarios/lifecycle/test_scale.py", "join_then_as_many",
      "etcd member removed': the load balancer sends clients to"),
     # a scale-up that adds each joining etcd member as a voter before it runs and caught up
-    ("scale-voter-first", "scenarios/lifecycle/test_scale.py", "join_then_two_leave",
+    ("scale-voter-first", "scenarios/lifecycle/test_scale.py", "join_then_as_many",
      "c4: etcd member added': etcd voter c4 does not answer"),
     # schedulers starved of CPU by their limit: pods wait to be bound
     ("scheduler-cpu-starved", "scenarios/load/test_pod_startup.py", "stateless", "[pod-startup-slo: fail]"),
@@ -87,12 +88,15 @@ CASES = [
     ("kind-restart-never", "scenarios/static_pods/test_static_pods.py", "killed", "[recovery: fail]"),
     # one control plane whose static pods are never restarted: with no standby, nobody takes a paused or a killed
     # leader's lease over (the pause first: it is healed, the killed leader never returns)
+    # (after a killed leader the next test's guard rebuilds the cluster)
     ("kind-restart-never", "scenarios/leader_election/test_leader_election.py",
-     tuple(f"{scenario}[kube-controller-manager]" for scenario in (
+     tuple(f"{scenario}[{component}]" for scenario in (
          "test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes",
-         "test_a_standby_takes_over_when_the_leader_is_killed")),
-     "[failover: fail] kube-controller-manager: no new holder"),
-    ("kind-restart-never", "scenarios/self_healing/test_self_healing.py", "kube-scheduler", "was not healthy within"),
+         "test_a_standby_takes_over_when_the_leader_is_killed") for component in ("kube-controller-manager",
+                                                                                  "kube-scheduler")),
+     ("[failover: fail] kube-controller-manager: no new holder", "[failover: fail] kube-scheduler: no new holder")),
+    ("kind-restart-never", "scenarios/self_healing/test_self_healing.py", "kube-scheduler or kube-controller-manager",
+     "was not healthy within"),
     # both one-apiserver-away scenarios judge availability with the same check (_one_apiserver_away): the corrupted
     # manifest proves it fails here (both took 279 s in ci9, the longest twin)
     ("kind-lb-no-health-check", "scenarios/static_pods/test_static_pods.py", "corrupted", "[availability: fail]"),
@@ -105,7 +109,8 @@ CASES = [
     # objective twins (OBJECTIVE_TWINS): consistent configurations too slow for the objectives (docs/gate.md); on the
     # same cluster, first the conformance check that names the slow setting before any fault, then the scenario
     ("slow-restart", "scenarios/self_healing/test_self_healing.py",
-     (f"{CONFIGURATION}::test_the_restart_back_off_promises_the_time_to_healthy_objective[kube-scheduler]",
+     (*(f"{CONFIGURATION}::test_the_restart_back_off_promises_the_time_to_healthy_objective[{component}]"
+        for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")),
       "test_a_killed_component_comes_back[kube-scheduler]"),
      ("promise 80.0 s back to healthy, over the time_to_healthy_s objective of 41 s",
       "[objective: fail] time_to_healthy_s[kube-scheduler]")),
@@ -149,98 +154,36 @@ PROVEN_ELSEWHERE = {
                                     "checkpointer_whose_lock_outlives_it_is_never_handed_back_after_it_is_killed",
     "kind-lb-no-health-check": "tests/integration/test_kind_cluster.py::"
                                "test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario",
-    "scale-member-first": "tests/integration/test_scale.py::test_the_same_cluster_with_a_twins_scale_order_fails_for_"
-                          "the_twins_reason[scale-member-first]",
-    "scale-voter-first": "tests/integration/test_scale.py::test_the_same_cluster_with_a_twins_scale_order_fails_for_"
-                         "the_twins_reason[scale-voter-first]",
+    "scale-member-first": "tests/integration/test_scale.py::"
+                          "test_the_same_cluster_removing_members_first_fails_for_the_twins_reason",
+    "scale-voter-first": "tests/integration/test_scale.py::"
+                         "test_the_same_cluster_adding_its_spare_as_a_voter_first_fails_for_the_twins_reason",
 }
+# a twin built only for itself, whose failure PROVEN_ELSEWHERE's test proves on a shared cluster: its own build is
+# the deep tier's re-proof
+ELSEWHERE = "the test PROVEN_ELSEWHERE names fails the same scenario for the same reason on"
 DEEP = {
-    "kind-no-checkpointer": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
-                            "checkpointer removed (test_kind_self_hosted.py); this builds the twin itself (~4 min)",
-    "kind-apiserver-in-place": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
-                               "DaemonSet updated in place and no PodDisruptionBudget (test_kind_self_hosted.py); this "
-                               "builds the twin itself (~4 min)",
-    "kind-stale-checkpoints": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
-                              "checkpointer rolled out with --never-collect (test_kind_self_hosted.py); this builds "
-                              "the twin itself (~5 min)",
-    "kind-stale-secrets": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 with its "
-                          "checkpointer rolled out with --never-refresh (test_kind_self_hosted.py); this builds the "
-                          "twin itself (~3 min)",
-    "kind-checkpointer-stale-lock": "CI proves the same scenario failing for the same reason on kind-self-hosted-1 "
-                                    "with its checkpointer rolled out with --presence-lock (test_kind_self_hosted.py); "
-                                    "this builds the twin itself (~6 min)",
-    "kind-lb-no-health-check": "CI proves the same scenario failing for the same reason on the kind module's cluster "
-                               "with its load balancer's health checks removed (test_kind_cluster.py); this builds "
-                               "the twin itself (~3 min)",
-    "scale-member-first": "CI proves the same scenario failing for the same reason on ha3-scale with the defect switched "
-                          "on in its run's topology (test_scale.py); this builds the twin itself (~5 min)",
-    "scale-voter-first": "CI proves the same scenario failing for the same reason on ha3-scale with the defect switched "
-                         "on in its run's topology (test_scale.py); this builds the twin itself (~5 min)",
-    "kind-restart-never:leader_election": "no-leader-election fails the same two scenarios",
-    "kind-restart-never:self_healing": "restart-never fails the same scenario; kind-restart-never:static_pods the "
+    "kind-no-checkpointer": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer removed; this builds the twin "
+                            "itself (~4 min)",
+    "kind-apiserver-in-place": f"{ELSEWHERE} kind-self-hosted-1 with its DaemonSet updated in place and no "
+                               "PodDisruptionBudget; this builds the twin itself (~4 min)",
+    "kind-stale-checkpoints": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer rolled out with --never-collect; "
+                              "this builds the twin itself (~5 min)",
+    "kind-stale-secrets": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer rolled out with --never-refresh; this "
+                          "builds the twin itself (~3 min)",
+    "kind-checkpointer-stale-lock": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer rolled out with "
+                                    "--presence-lock; this builds the twin itself (~6 min)",
+    "kind-lb-no-health-check": f"{ELSEWHERE} the kind module's cluster with its load balancer's health checks "
+                               "removed; this builds the twin itself (~3 min)",
+    "scale-member-first": f"{ELSEWHERE} ha3-scale with the defect switched on in its run's topology; this builds the "
+                          "twin itself (~5 min)",
+    "scale-voter-first": f"{ELSEWHERE} a one-spare copy of ha3-scale with the defect switched on in its run's topology; this builds the "
+                         "twin itself (~5 min)",
+    "kind-restart-never:leader_election": "no-leader-election fails the same four scenarios",
+    "kind-restart-never:self_healing": "restart-never fails the same scenarios; kind-restart-never:static_pods the "
                                        "same static-pod kill",
     "kind-etcd-2-members": "etcd-2-members and etcd-split-member fail the same two scenarios",
 }
-
-
-def case_id(twin: str, suite: str) -> str:
-    """The twin's name; with the suite's too when a twin serves more than one suite."""
-    return twin if sum(c[0] == twin for c in CASES) == 1 else f"{twin}:{Path(suite).stem.removeprefix('test_')}"
-
-
-def with_marks(case: tuple) -> object:
-    reason = DEEP.get(case_id(case[0], case[1]))
-    return pytest.param(*case, marks=pytest.mark.deep(reason)) if reason else case
-
-
-def run_on_twin(tmp_path: Path, twin: str, *arguments: str, timeout: int) -> subprocess.CompletedProcess:
-    """`pytest ARGUMENTS` on the twin's cluster (tmp_path/run), as a user runs a suite against a topology."""
-    backend = ["--backend=kind"] if is_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml") else []
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", *arguments, f"--topology=clusters/defects/{twin}.yaml", *backend,
-         f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider"],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def conformance_failures(tmp_path: Path, twin: str, *arguments: str) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """The conformance checks on the twin's cluster, and the names of those that failed."""
-    import xml.etree.ElementTree as ElementTree
-
-    junit = tmp_path / "conformance.xml"
-    result = run_on_twin(tmp_path, twin, "scenarios/conformance", f"--junitxml={junit}", "-q", *arguments, timeout=600)
-    failed = {case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")
-              if case.find("failure") is not None or case.find("error") is not None}
-    return result, failed
-
-
-@pytest.mark.parametrize("twin, suite, select, reason", [with_marks(c) for c in CASES],
-                         ids=[case_id(c[0], c[1]) for c in CASES])
-def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reason):
-    selection = [name if "::" in name else f"{suite}::{name}" for name in select] if isinstance(select, tuple) \
-        else [suite, "-k", select]
-    first_case = next(case for case in CASES if case[0] == twin)
-    # a conformance twin's checks first, on the same build (read-only); the suite's run adopts the cluster
-    kept = ["--keep-cluster"] if twin in CONFORMANCE and (suite, select) == first_case[1:3] else []
-    try:
-        if kept:
-            checked, failed = conformance_failures(tmp_path, twin, *kept)
-            assert checked.returncode == 1, failure_excerpt(checked)
-            assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
-        result = run_on_twin(tmp_path, twin, *selection, *kept, "-q", "--no-header", "-rN", "--tb=short", timeout=900)
-    finally:
-        if kept:  # kept for the suite's run: taken down here, however the runs ended
-            registry.down(tmp_path / "run")
-    output = result.stdout + result.stderr
-    assert result.returncode == 1, (f"expected the suite to fail on {twin} (exit 1), got {result.returncode}:\n"
-                                    f"{failure_excerpt(output)}")
-    summary = output.splitlines()[-1]
-    assert " failed" in output and " passed" not in summary and " skipped" not in summary, failure_excerpt(output)
-    for text in (reason,) if isinstance(reason, str) else reason:
-        assert text in output, f"{twin}: the failure does not say {text!r}:\n{failure_excerpt(output)}"
-    if twin in OBJECTIVE_TWINS:
-        failed = set(re.findall(r"\[([a-z-]+): fail\]", output))
-        assert failed == {"objective"}, f"{twin}: a check against its own configuration failed: {failed}"
-    assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"
 
 
 LEASE_OBJECTIVES = {f"test_the_lease_timings_promise_the_failover_and_give_up_objectives[{c}]"
@@ -267,6 +210,140 @@ CONFORMANCE = {
 
 # a twin that also serves a suite has its conformance checks judged in that suite's test, on the same build
 CONFORMANCE_ONLY = sorted(twin for twin in CONFORMANCE if not any(case[0] == twin for case in CASES))
+
+
+def case_id(twin: str, suite: str) -> str:
+    """The twin's name; with the suite's too when a twin serves more than one suite."""
+    return twin if sum(c[0] == twin for c in CASES) == 1 else f"{twin}:{Path(suite).stem.removeprefix('test_')}"
+
+
+def backend_of(twin: str) -> str:
+    return "kind" if is_kind_topology(ROOT / "clusters" / "defects" / f"{twin}.yaml") else "process"
+
+
+def selection_of(suite: str, select) -> Selection:
+    """A case's selection: a -k expression on the suite file, or test names (of the suite, or whole node ids)."""
+    if isinstance(select, tuple):
+        return Selection(tuple(name if "::" in name else f"{suite}::{name}" for name in select))
+    return Selection((suite,), keyword=select)
+
+
+def conformance_checks(twin: str) -> Selection:
+    return Selection(("scenarios/conformance",), names=frozenset(CONFORMANCE[twin]))
+
+
+def with_marks(case: tuple) -> object:
+    """A case with what it proves (tests/tiers.py) and, when CI leaves it to the deep tier, its reason. A twin that
+    serves a suite and has conformance checks has them judged in its first case, on the same build."""
+    twin, suite, select, _ = case
+    marks = [fails(backend_of(twin), selection_of(suite, select), twin)]
+    if twin in CONFORMANCE and (suite, select) == next(c for c in CASES if c[0] == twin)[1:3]:
+        marks.append(fails(backend_of(twin), conformance_checks(twin), twin))
+    reason = DEEP.get(case_id(twin, suite))
+    return pytest.param(*case, marks=[*marks, *([pytest.mark.deep(reason)] if reason else [])])
+
+
+def run_on_twin(tmp_path: Path, twin: str, *arguments: str, timeout: int, backend: str | None = None
+                ) -> subprocess.CompletedProcess:
+    """`pytest ARGUMENTS` on the twin's cluster (tmp_path/run), as a user runs a suite against a topology: built by
+    `backend`, by default the one its topology is for (kind or process)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *arguments, f"--topology=clusters/defects/{twin}.yaml",
+         f"--backend={backend or backend_of(twin)}",
+         f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider"],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def conformance_failures(tmp_path: Path, twin: str, *arguments: str, backend: str | None = None
+                         ) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """The conformance checks on the twin's cluster, and the names of those that failed."""
+    import xml.etree.ElementTree as ElementTree
+
+    junit = tmp_path / "conformance.xml"
+    result = run_on_twin(tmp_path, twin, "scenarios/conformance", f"--junitxml={junit}", "-q", *arguments, timeout=600,
+                         backend=backend)
+    failed = {case.get("name") for case in ElementTree.parse(junit).getroot().iter("testcase")
+              if case.find("failure") is not None or case.find("error") is not None}
+    return result, failed
+
+
+@pytest.mark.parametrize("twin, suite, select, reason", [with_marks(c) for c in CASES],
+                         ids=[case_id(c[0], c[1]) for c in CASES])
+def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reason):
+    fails_for_its_reason(tmp_path, twin, suite, select, reason, backend_of(twin))
+
+
+def fails_for_its_reason(tmp_path: Path, twin: str, suite: str, select, reason, backend: str) -> None:
+    """The case's selection run on the twin built by `backend` fails, every selected scenario, saying the reason."""
+    selection = selection_of(suite, select).pytest_args()
+    first_case = next(case for case in CASES if case[0] == twin)
+    # a conformance twin's checks first, on the same build (read-only); the suite's run adopts the cluster
+    kept = ["--keep-cluster"] if twin in CONFORMANCE and (suite, select) == first_case[1:3] else []
+    try:
+        if kept:
+            checked, failed = conformance_failures(tmp_path, twin, *kept, backend=backend)
+            assert checked.returncode == 1, failure_excerpt(checked)
+            assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
+        result = run_on_twin(tmp_path, twin, *selection, *kept, "-q", "--no-header", "-rN", "--tb=short", timeout=900,
+                             backend=backend)
+    finally:
+        if kept:  # kept for the suite's run: taken down here, however the runs ended
+            registry.down(tmp_path / "run")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, (f"expected the suite to fail on {twin} (exit 1), got {result.returncode}:\n"
+                                    f"{failure_excerpt(output)}")
+    summary = output.splitlines()[-1]
+    assert " failed" in output and " passed" not in summary and " skipped" not in summary, failure_excerpt(output)
+    for text in (reason,) if isinstance(reason, str) else reason:
+        assert text in output, f"{twin}: the failure does not say {text!r}:\n{failure_excerpt(output)}"
+    if twin in OBJECTIVE_TWINS:
+        failed = set(re.findall(r"\[([a-z-]+): fail\]", output))
+        assert failed == {"objective"}, f"{twin}: a check against its own configuration failed: {failed}"
+    assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"
+
+
+# The process twins built by the docker backend: the same topologies (hosts as containers, the same supervisor
+# inside them), so the docker target's faults, keepers and health checks are shown to fail each verdict as the
+# process target's do. Deep: each doubles its process case's time, and the process case proves the verdict's logic
+PROCESS_CASES = [case for case in CASES if backend_of(case[0]) == "process"]
+ON_DOCKER = ("presubmit proves this twin's verdicts failing on the process backend; this builds the same twin on "
+             "docker (hosts as containers), whose faults and keepers act differently")
+
+
+def _on_docker(case: tuple) -> object:
+    twin, suite, select, _ = case
+    marks = [fails("docker", selection_of(suite, select), twin)]
+    if twin in CONFORMANCE and (suite, select) == next(c for c in CASES if c[0] == twin)[1:3]:
+        marks.append(fails("docker", conformance_checks(twin), twin))
+    return pytest.param(*case, marks=[*marks, pytest.mark.deep(ON_DOCKER)])
+
+
+@pytest.mark.parametrize("twin, suite, select, reason", [_on_docker(c) for c in PROCESS_CASES],
+                         ids=[case_id(c[0], c[1]) for c in PROCESS_CASES])
+def test_the_suite_fails_on_its_broken_twin_built_on_docker(tmp_path, twin, suite, select, reason):
+    fails_for_its_reason(tmp_path, twin, suite, select, reason, "docker")
+
+
+# The scenarios the main job leaves to the deep tier (test_scenarios_on_ha3.py's RE_PROOFS) fail on their twin there
+# too, on both backends that run them: (twin, suite, selection, reason, label)
+RE_PROOF_CASES = [
+    # the blind LB never takes out an apiserver that exits at start, nor one a rolling bad change stopped at
+    ("lb-no-health-check", "scenarios/apiserver_flags/test_flag_corruption.py", "missing-certificate or rolling_bad",
+     "the load balancer never marked c1 DOWN", "re-proofs"),
+]
+RE_PROOF = ("the main job's scenario that proves the same verdict through the same mechanism fails on this twin in "
+            "presubmit; this fails the re-proof the main job leaves to the deep tier")
+
+
+@pytest.mark.parametrize("twin, suite, select, reason, backend", [
+    pytest.param(twin, suite, select, reason, backend, marks=[fails(backend, selection_of(suite, select), twin),
+                                                              pytest.mark.deep(RE_PROOF)],
+                 id=f"{twin}:{label}" + ("" if backend == "process" else f":{backend}"))
+    for twin, suite, select, reason, label in RE_PROOF_CASES for backend in ("process", "docker")])
+def test_the_main_jobs_re_proofs_fail_on_their_broken_twin(tmp_path, twin, suite, select, reason, backend):
+    fails_for_its_reason(tmp_path, twin, suite, select, reason, backend)
+
+
 # conformance twins whose checks a process twin CI runs fails too (test_deep_twins.py checks it); the kind module's
 # conformance run reads the same flags on kind in CI
 CONFORMANCE_DEEP = {
@@ -275,10 +352,21 @@ CONFORMANCE_DEEP = {
 }
 
 
-@pytest.mark.parametrize("twin", [pytest.param(twin, marks=pytest.mark.deep(CONFORMANCE_DEEP[twin]))
-                                  if twin in CONFORMANCE_DEEP else twin for twin in CONFORMANCE_ONLY])
+@pytest.mark.parametrize("twin", [pytest.param(twin, marks=[fails(backend_of(twin), conformance_checks(twin), twin), *(
+    [pytest.mark.deep(CONFORMANCE_DEEP[twin])] if twin in CONFORMANCE_DEEP else [])]) for twin in CONFORMANCE_ONLY])
 def test_each_conformance_check_fails_on_its_twin_and_only_there(tmp_path, twin):
-    result, failed = conformance_failures(tmp_path, twin)
+    conformance_fails_on(tmp_path, twin, backend_of(twin))
+
+
+@pytest.mark.parametrize("twin", [pytest.param(twin, marks=[fails("docker", conformance_checks(twin), twin),
+                                                            pytest.mark.deep(ON_DOCKER)])
+                                  for twin in CONFORMANCE_ONLY if backend_of(twin) == "process"])
+def test_each_conformance_check_fails_on_its_twin_built_on_docker(tmp_path, twin):
+    conformance_fails_on(tmp_path, twin, "docker")
+
+
+def conformance_fails_on(tmp_path: Path, twin: str, backend: str) -> None:
+    result, failed = conformance_failures(tmp_path, twin, backend=backend)
     assert result.returncode == 1, failure_excerpt(result)
     assert failed == CONFORMANCE[twin], f"{twin}: failed {sorted(failed)}, expected {sorted(CONFORMANCE[twin])}"
     assert not (tmp_path / "run" / "state.json").exists(), "the twin cluster must be torn down"

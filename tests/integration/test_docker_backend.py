@@ -50,7 +50,7 @@ def test_a_killed_node_takes_its_components_and_heal_brings_it_back(ha3_docker):
         assert not client().container.inspect(docker_backend.container_name(ha3_docker.run_id, "c2")).state.running
         assert ha3_docker.pid("etcd", "c2") is None
         # a kept-alive connection through the LB may be bound to c2, and a new one sent there, until the LB's checks
-        # take c2 out (docs/design.md, CI's time): the API must answer a new connection within that bound
+        # take c2 out: the API must answer a new connection within that bound
         bound = lb_detection_s(ha3_docker.topology)
         assert eventually(lambda: ha3_docker.api.on_a_new_connection().ready(), bound), \
             f"two controllers of three keep the API up: no answer through the LB within {bound:.1f} s of the kill"

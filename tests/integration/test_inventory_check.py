@@ -20,7 +20,13 @@ from harness.wait import wait_for
 from tests.collect import collect_only, node_ids
 from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
 from tests.integration.standin import inventory_check, standin
+from tests.integration.test_defect_twins import CASES, CONFORMANCE
 from tests.protocol_checks import check_target
+from tests.tiers import Selection, fails, passes
+
+# the twins these tests drive through an inventory: weak-apiserver's conformance checks, kind-restart-never's kill
+WEAK_APISERVER = CONFORMANCE["weak-apiserver"]
+KIND_RESTART_NEVER = next(c for c in CASES if c[0] == "kind-restart-never" and "self_healing" in c[1])
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +136,8 @@ def destructive_tests(selection: str = "scenarios/", marks: str = "destructive a
     return {node.split("/")[-1].replace(".py", "") for node in node_ids(collect_only(selection, "-m", marks))}
 
 
+# what passes on someone else's cluster read only: every scenario that is not destructive
+@passes("remote", Selection(("scenarios/",), markers="not hollow_nodes and not destructive"))
 def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destructive_scenario(staging, ha3, tmp_path):
     """`pytest scenarios/ --target` on someone else's cluster (disposable: false): the read-only checks run over SSH,
     the API and etcd, and pass on this healthy cluster; every destructive scenario is skipped with the reason; the
@@ -164,6 +172,7 @@ def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destr
             for h in ha3.hosts(HostRole.CONTROLLER)} == before
 
 
+@passes("remote", Selection(("scenarios/load/test_load.py::test_steady_load_meets_the_slos",)))
 @pytest.mark.deep("re-proves through the remote backend the load verdicts CI proves on ha3-1000 (latency, errors; "
                   "the same checkers), on real nodes read only and config maps in Quorum's namespace (~2 min)")
 def test_the_steady_load_runs_on_a_target_without_hollow_nodes_and_the_faults_under_load_are_skipped(staging, tmp_path):
@@ -194,28 +203,27 @@ def test_the_target_protocol_holds_on_remote(staging, tmp_path):
     assert not (tmp_path / "run" / "pki").exists()
 
 
+@fails("remote", Selection(("scenarios/conformance",), names=frozenset(WEAK_APISERVER)), "weak-apiserver")
 @pytest.mark.deep("re-proves through the remote backend the verdicts test_defect_twins.py proves on this twin with "
                   "--topology in CI (the same read-only checks; this adds a twin build and its stand-in, ~2 min)")
 def test_a_twin_driven_through_target_fails_exactly_the_checks_it_fails_when_quorum_builds_it(tmp_path):
-    from tests.integration.test_defect_twins import CONFORMANCE
-
     twin = "weak-apiserver"
     topology = on_a_free_subnet(CLUSTERS / "defects" / f"{twin}.yaml", tmp_path)
     with running(topology, tmp_path / "twin") as cluster, standin(cluster, tmp_path / "standin") as stand_in:
         code, outcomes = scenarios_against(stand_in.write(disposable=False), tmp_path, "scenarios/conformance")
     failed = {name.partition("::")[2] for name, (outcome, _) in outcomes.items() if outcome in ("failure", "error")}
-    assert code == 1 and failed == CONFORMANCE[twin], (code, sorted(failed))
+    assert code == 1 and failed == WEAK_APISERVER, (code, sorted(failed))
 
 
+@fails("remote", Selection((KIND_RESTART_NEVER[1],), keyword=KIND_RESTART_NEVER[2]), "kind-restart-never")
 @pytest.mark.deep("re-proves through SSH the verdict test_defect_twins.py proves in CI on restart-never (the same "
                   "scenarios); the remote kill and the kubelet's promises are proven in CI on the kubeadm stand-in, ~3 min")
 def test_a_kind_twin_driven_through_target_fails_as_it_does_through_the_kind_backend(tmp_path):
     """kind-restart-never reached only by its inventory (kubeadm's static pods, sshd in each node): the scenarios
     that fail on it with --backend kind fail through --target too, for the same stated reason."""
     from tests.integration.standin import kind_standin
-    from tests.integration.test_defect_twins import CASES
 
-    twin, suite, select, reason = next(c for c in CASES if c[0] == "kind-restart-never" and "self_healing" in c[1])
+    twin, suite, select, reason = KIND_RESTART_NEVER
     topology = on_a_free_subnet(CLUSTERS / "defects" / f"{twin}.yaml", tmp_path)
     with running(topology, tmp_path / "twin", backend="kind") as cluster, \
             kind_standin(cluster, tmp_path / "standin") as stand_in:

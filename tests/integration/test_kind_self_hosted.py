@@ -27,8 +27,16 @@ from harness.history import History
 from harness.run import owner
 from harness.waiting import eventually
 from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
+from tests.tiers import Selection, fails, passes
 
 TOPOLOGY = CLUSTERS / "kind-self-hosted-1.yaml"
+CHECKPOINTER = "scenarios/checkpointer"
+SELF_HOSTED_CHECKS = "scenarios/conformance/test_self_hosted.py"
+POWER_LOSS = f"{CHECKPOINTER}/test_checkpointer.py::test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_checkpoints"
+# presubmit builds this cluster for the checkpointer's smoke: its mechanism (a power loss) and the twin that fails it
+# (no checkpointer), besides the cheap checks; the rest of the suite and the other twins run in the deep tier
+TWIN_ON_THIS_CLUSTER = ("presubmit proves the checkpointer's verdicts can fail on this cluster with no checkpointer; "
+                        "this proves another twin's reason on it")
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +69,8 @@ def test_the_control_plane_is_a_daemonset_and_deployments_and_only_etcd_stays_a_
     assert self_hosted.problems() == []
 
 
+@pytest.mark.deep("the static-pod suite proves in presubmit that a kind node's kubelet restarts a killed apiserver; "
+                  "this proves it for the DaemonSet's pod (~1 min)")
 def test_the_kubelet_restarts_a_killed_self_hosted_apiserver_and_the_api_answers_again(self_hosted):
     node = self_hosted.hosts("controller")[0]
     before, restarts = self_hosted.pid("kube-apiserver", node), self_hosted.restarts("kube-apiserver", node)
@@ -90,12 +100,12 @@ def test_holding_or_rewriting_the_flags_of_a_self_hosted_component_is_refused_by
     assert self_hosted.problems() == []
 
 
-def _checkpointer_suite(cluster, histories, suite: str = "scenarios/checkpointer") -> tuple[int, str]:
+def _checkpointer_suite(cluster, histories, *selection: str) -> tuple[int, str]:
     """`pytest scenarios/checkpointer` on this cluster (--keep-cluster), as a user would run it; exit code, output."""
     owner.release(cluster.run_dir)  # the suite's session claims the cluster while it runs
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", suite, "--backend=kind",
+            [sys.executable, "-m", "pytest", *selection, "--backend=kind",
              f"--topology={cluster.run_dir / 'topology.yaml'}", "--keep-cluster", f"--run-dir={cluster.run_dir}",
              f"--history-dir={histories}", "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
             cwd=ROOT, capture_output=True, text=True, timeout=900)
@@ -110,22 +120,41 @@ def _reason(twin: str) -> str:
     return next(reason for name, _, _, reason in CASES if name == twin)
 
 
-def test_the_checkpointer_suite_passes_after_a_power_loss_a_bad_apiserver_update_and_an_upgrade_then_a_power_loss(
-        self_hosted, tmp_path):
-    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories")
-    assert code == 0 and "5 passed" in output.splitlines()[-1], output[-4000:]
+@passes("kind", Selection((POWER_LOSS,)))
+def test_the_api_comes_back_from_its_checkpoints_after_every_control_plane_node_loses_power(self_hosted, tmp_path):
+    """The checkpointer's mechanism, presubmit's smoke of this module: after a power loss of every node, the API
+    comes back from the apiserver's checkpoint and the checkpoint is handed back to the DaemonSet's pod."""
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories", POWER_LOSS)
+    assert code == 0 and "1 passed" in output.splitlines()[-1], output[-4000:]
     histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
     assert "checkpointer.api-ready" in histories and "checkpointer.handed-back" in histories
+
+
+THE_REST_OF_THE_SUITE = Selection((CHECKPOINTER,), deselect=(POWER_LOSS,))
+
+
+@passes("kind", THE_REST_OF_THE_SUITE)
+@pytest.mark.deep("presubmit proves the checkpointer's mechanism on this cluster (the power loss) and that its verdict "
+                  "fails without a checkpointer; this runs the suite's four other scenarios on it (~4 min)")
+def test_the_checkpointer_suite_passes_a_killed_checkpointer_a_bad_apiserver_update_an_upgrade_then_a_power_loss_and_a_changed_secret(
+        self_hosted, tmp_path):
+    code, output = _checkpointer_suite(self_hosted, tmp_path / "histories", *THE_REST_OF_THE_SUITE.pytest_args())
+    assert code == 0 and "4 passed" in output.splitlines()[-1], output[-4000:]
+    histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
     assert re.search(r'"killed": "\{\'[a-z0-9-]+\': \[\'[0-9a-f]{64}\'\]', histories)  # the checkpointer, killed
     assert "checkpointer.secret-refreshed" in histories
     assert "rollout.failing" in histories and "rollout.restored" in histories and "rollout.done" in histories
 
 
+@passes("kind", Selection((SELF_HOSTED_CHECKS,)))
 def test_the_self_hosted_conformance_checks_pass(self_hosted, tmp_path):
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories", "scenarios/conformance/test_self_hosted.py")
     assert code == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
 
 
+@fails("kind", Selection((f"{CHECKPOINTER}/test_self_hosted_update.py",)), "kind-apiserver-in-place")
+@fails("kind", Selection((SELF_HOSTED_CHECKS,), keyword="new_pod_beside_the_old"), "kind-apiserver-in-place")
+@pytest.mark.deep(f"{TWIN_ON_THIS_CLUSTER} (~2 min)")
 def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad_flag(self_hosted, tmp_path):
     """The twin kind-apiserver-in-place on this cluster: its DaemonSet's update turned into the twin's (the old pod
     stopped first) and its PodDisruptionBudget deleted, the update scenario fails for the twin's reason; its heal
@@ -157,6 +186,8 @@ def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad
         create(self_hosted, disruption_budget(1))
 
 
+@fails("kind", Selection((f"{CHECKPOINTER}/test_upgrade_then_power_loss.py",)), "kind-stale-checkpoints")
+@pytest.mark.deep(f"{TWIN_ON_THIS_CLUSTER} (~2 min)")
 def test_the_same_cluster_with_a_checkpointer_that_never_collects_runs_the_old_apiserver_after_an_upgrade_and_a_reboot(
         self_hosted, tmp_path):
     """The twin kind-stale-checkpoints on this cluster: its checkpointer rolled out with --never-collect,
@@ -170,6 +201,8 @@ def test_the_same_cluster_with_a_checkpointer_that_never_collects_runs_the_old_a
     assert _reason("kind-stale-checkpoints") in output, output[-4000:]
 
 
+@fails("kind", Selection((f"{CHECKPOINTER}/test_secret_refresh.py",)), "kind-stale-secrets")
+@pytest.mark.deep(f"{TWIN_ON_THIS_CLUSTER} (~1 min)")
 def test_the_same_cluster_with_a_checkpointer_that_never_refreshes_keeps_a_changed_secrets_old_copy(self_hosted, tmp_path):
     """The twin kind-stale-secrets on this cluster: its checkpointer rolled out with --never-refresh,
     the secret-refresh scenario fails for the twin's reason (the node's copy keeps the old value)."""
@@ -182,6 +215,9 @@ def test_the_same_cluster_with_a_checkpointer_that_never_refreshes_keeps_a_chang
     assert _reason("kind-stale-secrets") in output, output[-4000:]
 
 
+@fails("kind", Selection((f"{CHECKPOINTER}/test_checkpointer.py",), keyword="killed_while"),
+       "kind-checkpointer-stale-lock")
+@pytest.mark.deep(f"{TWIN_ON_THIS_CLUSTER} (~3 min)")
 def test_the_same_cluster_with_a_checkpointer_whose_lock_outlives_it_is_never_handed_back_after_it_is_killed(
         self_hosted, tmp_path):
     """The twin kind-checkpointer-stale-lock on this cluster: its checkpointer rolled out with --presence-lock, the
@@ -204,6 +240,8 @@ def test_the_same_cluster_with_a_checkpointer_whose_lock_outlives_it_is_never_ha
             view(self_hosted.api)
 
 
+@fails("kind", Selection((f"{CHECKPOINTER}/test_checkpointer.py",), keyword="loses_power"), "kind-no-checkpointer")
+@fails("kind", Selection((SELF_HOSTED_CHECKS,), keyword="checkpointer_runs"), "kind-no-checkpointer")
 def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):
     """The twin's proof on this cluster (last: it leaves no API): the checkpointer and every checkpoint removed,
     the same scenario fails for the twin's reason (clusters/defects/kind-no-checkpointer.yaml re-proves it from its

@@ -12,6 +12,7 @@ import yaml
 
 from harness.toolchain.versions import KUBERNETES_DEFAULT, UPGRADE_TO
 from tests.excerpt import failure_excerpt
+from tests.tiers import Selection, passes
 
 ROOT = Path(__file__).resolve().parents[2]
 # (running, upgraded to): adjacent minors, each the newest patch the Go module proxy served when it was added
@@ -25,6 +26,7 @@ def test_the_pairs_are_adjacent_minors_and_the_first_is_what_ci_runs():
         assert later is None or later == to
 
 
+@passes("process", Selection(("scenarios/lifecycle/test_upgrade.py",)))
 @pytest.mark.deep("CI runs the lifecycle suite on the first pair (the main job on ha3); this repeats it on the later "
                   "pairs of the matrix, each ~5 min plus its build")
 @pytest.mark.timeout(1800)

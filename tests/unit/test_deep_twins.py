@@ -1,5 +1,7 @@
-"""A twin case marked deep is skipped in CI because a case CI runs fails the same scenarios: checked here from the
-selections themselves (pytest's collection), so a DEEP entry cannot claim a cover that is not there."""
+"""A twin case marked deep says why: a process twin CI runs fails the same scenarios, or a test on a cluster built for
+more than the twin (PROVEN_ELSEWHERE) fails them for the same reason. Checked here from the selections themselves
+(pytest's collection), so a DEEP entry cannot claim a cover that is not there. Which tier proves each verdict is
+tests/unit/test_tiers.py's rule."""
 
 from functools import cache
 from pathlib import Path
@@ -39,18 +41,18 @@ def test_a_deep_twin_case_is_covered_by_process_twins_that_ci_runs(deep_case):
 
 
 @cache  # one collection for every case
-def collected_in_ci(nodes: tuple[str, ...]) -> str:
-    """pytest's list of the node ids among `nodes` that CI collects (deep tests left out), and its errors."""
-    out = collect_only(*nodes, "-m", "not deep")
+def collected(nodes: tuple[str, ...]) -> str:
+    """pytest's list of the node ids among `nodes` that it collects, and its errors."""
+    out = collect_only(*nodes)
     return out.stdout + out.stderr
 
 
 @pytest.mark.parametrize("deep_case", sorted(PROVEN_ELSEWHERE))
-def test_a_deep_twin_case_proven_elsewhere_names_a_ci_test_that_reads_its_reason(deep_case):
-    assert deep_case in DEEP, f"{deep_case} is proven elsewhere but not deep: CI would run it twice"
+def test_a_deep_twin_case_proven_elsewhere_names_a_test_that_reads_its_reason(deep_case):
+    assert deep_case in DEEP, f"{deep_case} is proven elsewhere but not deep: a tier would run it twice"
     node = PROVEN_ELSEWHERE[deep_case]
-    out = collected_in_ci(tuple(sorted(set(PROVEN_ELSEWHERE.values()))))
-    assert node in out.splitlines(), f"{node} is not a test CI collects:\n{out[-1500:]}"
+    out = collected(tuple(sorted(set(PROVEN_ELSEWHERE.values()))))
+    assert node in out.splitlines(), f"{node} is not a test pytest collects:\n{out[-1500:]}"
     source = (ROOT / node.partition("::")[0]).read_text()
     name, _, param = node.partition("::")[2].partition("[")
     start = source.index(f"def {name}(")
@@ -61,7 +63,10 @@ def test_a_deep_twin_case_proven_elsewhere_names_a_ci_test_that_reads_its_reason
     reads_cases = "def _reason(" in source and "for name, _, _, reason in CASES if name == twin" in source
     parametrized = (param == f"{deep_case}]" and f'"{deep_case}"' in decorators and '"twin"' in decorators
                     and "_reason(twin)" in body)
-    assert f'twin == "{deep_case}"' in body or (reads_cases and (f'_reason("{deep_case}")' in body or parametrized)), \
+    # or hands its twin's name to a helper of its module that reads the reason for it
+    helped = f'"{deep_case}"' in body and "_reason(twin)" in source
+    assert f'twin == "{deep_case}"' in body or (reads_cases and (f'_reason("{deep_case}")' in body or parametrized
+                                                                  or helped)), \
         f"{node} does not read {deep_case}'s reason from CASES"
 
 

@@ -71,7 +71,7 @@ def _is_zombie(pid: int) -> bool:
 def stop_processes(keepers: set[int], netns_names: list[str]) -> None:
     """Stop keepers (they restart nothing after SIGTERM) and kill what lives in the namespaces. A torn-down
     cluster keeps nothing of its processes, so they get no graceful stop: an apiserver's shutdown delay would only
-    hold the teardown (docs/design.md, CI's time)."""
+    hold the teardown (docs/ci.md)."""
     members = pids_in(netns_names)
     _signal_all(keepers, signal.SIGTERM)
     _signal_all(members, signal.SIGKILL)
