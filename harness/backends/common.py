@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.errors import ClusterError
 from harness.run.state import RunState, register, registered_runs
+from harness.validation import checked_directory
 
 
 def require_root(action: str) -> None:
@@ -31,11 +32,25 @@ def default_run_dir(name: str) -> Path:
 MARKER = ".quorum-run"  # what makes a directory a Quorum run directory: a teardown deletes only in one of those
 
 
+def outside_reports(run_dir: Path, *report_dirs: Path) -> None:
+    """A run directory holds the cluster's private keys and kubeconfigs: never inside reports/ (or another directory
+    whose files go into reports and CI archives, such as --history-dir)."""
+    for reports in (Path("reports").resolve(), *(d.resolve() for d in report_dirs)):
+        if run_dir.resolve() == reports or reports in run_dir.resolve().parents:
+            raise ClusterError(f"run directory {run_dir} is inside {reports}, which reports and CI archive: it would "
+                               "hold the cluster's private keys", "leave --run-dir out (the default is "
+                               "~/.cache/quorum/runs/<name>) or give a directory outside it")
+
+
 def check_run_dir(run_dir: Path) -> None:
     """A run directory must be new, empty, or one Quorum made: a failed start and `quorum down` delete what a run
-    writes there (data, config, pki), which must never be someone's own files (`--run-dir ~`)."""
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ClusterError(f"{run_dir} is a file, not a directory", "give --run-dir a new or empty directory")
+    writes there (data, config, pki), which must never be someone's own files (`--run-dir ~`). It is a plain path
+    outside reports/."""
+    try:
+        checked_directory(run_dir, "--run-dir")
+    except ValueError as error:
+        raise ClusterError(str(error).partition("; fix: ")[0], str(error).partition("; fix: ")[2]) from None
+    outside_reports(run_dir)
     ours = {MARKER, "owner.lock", "owner.json"}  # a session claims a run directory before it builds there
     if run_dir.is_dir() and any(p.name not in ours for p in run_dir.iterdir()) and not (run_dir / MARKER).exists():
         raise ClusterError(f"{run_dir} is not empty and not a Quorum run directory: Quorum would write and later "

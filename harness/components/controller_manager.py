@@ -5,8 +5,9 @@ from __future__ import annotations
 from harness.components.base import ComponentSpec, HealthProbe, Layout
 from harness.components.leader_elected import common_flags
 from harness.topology import Component, Host
+from harness.topology.base import FixedPort
 
-SECURE_PORT = 10257
+SECURE_PORT = int(FixedPort.CONTROLLER_MANAGER)
 
 
 def spec(layout: Layout, host: Host) -> ComponentSpec:

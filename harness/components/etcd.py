@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from harness.components.base import ComponentSpec, HealthProbe, Layout
 from harness.topology import Component, EtcdSettings, Host, Topology
+from harness.topology.base import FixedPort
 
-CLIENT_PORT = 2379
-PEER_PORT = 2380
+CLIENT_PORT = int(FixedPort.ETCD_CLIENT)
+PEER_PORT = int(FixedPort.ETCD_PEER)
 
 
 def settings_of(flags: dict[str, str]) -> EtcdSettings:

@@ -13,8 +13,9 @@ import yaml
 
 from harness.components.base import ComponentSpec, HealthProbe, Layout
 from harness.topology import Component, Host
+from harness.topology.base import FixedPort
 
-PORT = 10247
+PORT = int(FixedPort.KWOK)
 HOST_LABEL = "quorum.dev/hollow-host"  # which kwok controller plays the node
 HOLLOW_LABEL = "quorum.dev/hollow"
 

@@ -13,25 +13,24 @@ kind node, a kubeadm host over SSH). Both go through the kubelet, which runs wha
 
 A manifest is never written in place: a hidden file in its directory (the kubelet ignores names that start with a
 dot), then a rename, so the kubelet never reads half a file. Every name that reaches a shell here is one of
-STATIC_PODS or a path checked against SAFE_PATH when the keeper is made.
+STATIC_PODS or a path checked against harness/validation.py's HOST_PATH when the keeper is made.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Protocol
 
 import yaml
 
 from harness.errors import ClusterError, FaultError
+from harness.validation import HOST_PATH
 
 STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 CRASH_LOOP = ("etcd",)  # held by a crash loop (see above)
 LOOP_TAG = "qrm-crash-loop-"  # the loop's last argument, what release's pkill -f matches (in no path below)
 COMM_LENGTH = 15  # TASK_COMM_LEN - 1: how much of a process name pgrep/pkill can match (proc(5))
 SIGNALS = ("SIGKILL", "SIGTERM", "SIGSTOP", "SIGCONT", "SIGINT", "SIGHUP", "SIGQUIT")
-SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/@+-]{1,1000}$")  # no character a shell reads, as the inventory demands
 
 
 class Host(Protocol):
@@ -73,8 +72,7 @@ class StaticPods:
 
     def __post_init__(self) -> None:
         for path in (self.manifests, self.files):
-            if not SAFE_PATH.match(path) or "/../" in f"{path}/":
-                raise ValueError(f"{path!r} is not an absolute path of plain characters")
+            HOST_PATH.check(path)  # no character a shell reads, as the inventory demands
 
     def manifest_path(self, component: str) -> str:
         return f"{self.manifests}/{checked(component)}.yaml"

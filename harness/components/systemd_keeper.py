@@ -13,17 +13,15 @@ systemd.service(5) reads ExecStart= (double quotes, backslash escapes, %% and $$
 
 from __future__ import annotations
 
-import re
-
 from harness.components.static_pod import Host, signal_name
 from harness.errors import FaultError
+from harness.validation import UNIT
 
-UNIT = re.compile(r"^[A-Za-z0-9@._:-]{1,200}\.service$")  # as the inventory demands
 DROP_IN = "zz-quorum-override.conf"  # sorts last, so its ExecStart= wins over the owner's drop-ins
 
 
 def checked(unit: str) -> str:
-    if not UNIT.match(unit):
+    if not UNIT.matches(unit):  # as the inventory demands
         raise KeyError(f"{unit!r} is not a systemd service name")
     return unit
 

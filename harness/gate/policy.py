@@ -6,11 +6,12 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import QuorumError
+from harness.userfile import read_yaml
 from harness.objectives.policy import Objectives
+from harness.validation import NodeId, Reason, SuiteName
 
 KNOWN_FAILURE_MAX_DAYS = 90  # an allowance is a ticket with a date, not a way to switch a check off
 
@@ -24,16 +25,9 @@ class Strict(BaseModel):
 
 
 class KnownFailure(Strict):
-    test: str = Field(min_length=1, description="one scenario's node id")
+    test: NodeId = Field(description="one scenario's node id")
     until: datetime.date
-    reason: str = Field(min_length=1)
-
-    @field_validator("test")
-    @classmethod
-    def one_test(cls, test: str) -> str:
-        if "::" not in test or any(c in test for c in "*?"):
-            raise ValueError(f"{test!r} is not one test's node id: name it as scenarios/<suite>/test_x.py::test_y")
-        return test
+    reason: Reason
 
     @field_validator("until")
     @classmethod
@@ -46,7 +40,7 @@ class KnownFailure(Strict):
 
 
 class Policy(Strict):
-    required_suites: list[str] = Field(min_length=1)
+    required_suites: list[SuiteName] = Field(min_length=1)
     objectives: Objectives = Objectives()
     known_failures: list[KnownFailure] = Field(default_factory=list)
     baseline_tolerance_pct: float = Field(10.0, ge=0)
@@ -61,15 +55,9 @@ class Policy(Strict):
 
     @classmethod
     def load(cls, path: Path) -> "Policy":
-        if not path.is_file():
-            raise PolicyError(f"policy file {path} does not exist", "give --policy gate.yaml (see docs/gate.md)")
+        data = read_yaml(path, PolicyError, "policy file", "gate.yaml (docs/gate.md)")
         try:
-            return cls.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-        except UnicodeDecodeError as error:
-            raise PolicyError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})",
-                              f"save {path} as UTF-8") from None
-        except yaml.YAMLError as error:
-            raise PolicyError(f"{path} is not valid YAML: {error}", f"fix the YAML in {path}") from None
+            return cls.model_validate(data)
         except ValidationError as error:
             lines = []
             for problem in error.errors():

@@ -46,18 +46,33 @@ def addresses_of(name: str) -> set[str]:
 
 
 def api_rows(inventory: Inventory, base: Path) -> list[Row]:
-    from kubernetes import client, config
+    from kubernetes import config
+
+    from harness.remote.credentials import api_credentials
+    from harness.errors import ClusterError
+
+    piece = f"API {inventory.api_endpoint}"
+    rows = []
+    # the credentials as a run uses them: a kubeconfig of the one context whose server is api_endpoint (so they go
+    # nowhere else, whatever server the user's kubeconfig names), its exec plugins refused by name, in a private
+    # directory gone after the check
+    with tempfile.TemporaryDirectory(prefix="quorum-inventory-check-") as private:
+        try:
+            credentials = api_credentials(inventory, base, Path(private))
+            api = config.new_client_from_config(str(credentials.kubeconfig), persist_config=False)
+        except ClusterError as error:
+            return [Row("kubeconfig", False, f"unusable: {error.problem}", error.fix)]
+        except (config.ConfigException, OSError, ValueError) as error:
+            return [Row("kubeconfig", False, f"unusable: {error}", "check kubeconfig.path and kubeconfig.context")]
+        _ask_the_api(api, inventory, piece, rows)
+    return rows
+
+
+def _ask_the_api(api, inventory: Inventory, piece: str, rows: list[Row]) -> None:
+    from kubernetes import client
     from kubernetes.client.rest import ApiException
     from urllib3.exceptions import HTTPError
 
-    piece = f"API {inventory.api_endpoint}"
-    try:
-        api = config.new_client_from_config(str(local_path(inventory.kubeconfig.path, base)),
-                                            context=inventory.kubeconfig.context, persist_config=False)
-    except (config.ConfigException, OSError, ValueError) as error:
-        return [Row("kubeconfig", False, f"unusable: {error}", "check kubeconfig.path and kubeconfig.context")]
-    api.configuration.host = inventory.api_endpoint  # through the load balancer, whatever the kubeconfig says
-    rows = []
     try:
         version = client.VersionApi(api).get_code(_request_timeout=10).git_version
         rows.append(Row(piece, True, f"Kubernetes {version}"))
@@ -81,7 +96,9 @@ def api_rows(inventory: Inventory, base: Path) -> list[Row]:
     except (HTTPError, OSError) as error:
         rows.append(Row(piece, False, f"unreachable: {error}",
                         "check api_endpoint (the load balancer's https://address:port) and the kubeconfig's CA"))
-    return rows
+    except ValueError as error:  # an answer the client's models refuse: not a Kubernetes API
+        rows.append(Row(piece, False, f"an answer that is not the Kubernetes API's: {str(error)[:300]}",
+                        "check api_endpoint: it must be the load balancer in front of the apiservers"))
 
 
 def host_rows(inventory: Inventory, hosts: dict[str, SshHost]) -> list[Row]:

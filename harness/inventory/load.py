@@ -8,7 +8,8 @@ from pathlib import Path
 
 from harness.errors import QuorumError
 from harness.inventory.model import HostKeyPolicy, Inventory
-from harness.topology import read_topology_file, validated
+from harness.topology import validated
+from harness.userfile import read_yaml
 
 EXAMPLE = "docs/examples/staging-inventory.yaml"
 
@@ -51,18 +52,38 @@ def file_problems(inventory: Inventory, base: Path) -> list[str]:
             path = local_path(getattr(inventory.etcd, field), base)
             if not path.is_file():
                 problems.append(f"etcd.{field}: {path} does not exist; fix: copy it here, or set etcd.on_hosts: true")
-        problems.append(_private(local_path(inventory.etcd.key, base), "etcd.key"))
+            else:
+                problems.append(_pem(path, f"etcd.{field}", "certificate"))
+        key = local_path(inventory.etcd.key, base)
+        problems.append(_private(key, "etcd.key") or _pem(key, "etcd.key", "private key"))
     return [p for p in problems if p]
+
+
+def _pem(path: Path, field: str, kind: str) -> str | None:
+    """A problem if the file is not a PEM `kind` ("certificate" or "private key") that Python's TLS can load."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        data = path.read_bytes()
+        if kind == "certificate":
+            x509.load_pem_x509_certificates(data)
+        else:
+            load_pem_private_key(data, password=None)
+    except (OSError, ValueError, TypeError) as error:
+        return (f"{field}: {path} is not a PEM {kind} ({str(error)[:120]}); fix: give the member's PEM {kind} file "
+                "(as etcdctl --cacert/--cert/--key take it)")
+    return None
 
 
 def load_inventory(path: str | Path) -> Inventory:
     """The validated inventory, or an InventoryError listing every problem and its fix."""
     path = Path(path)
+    data = read_yaml(path, InventoryError, "inventory file", EXAMPLE)
     try:
-        data = read_topology_file(path, EXAMPLE)
         inventory = validated(Inventory, data, str(path), EXAMPLE)
     except QuorumError as error:
-        raise InventoryError(error.problem.replace("topology file", "inventory file"), error.fix) from None
+        raise InventoryError(error.problem, error.fix) from None
     problems = file_problems(inventory, path.resolve().parent)
     if problems:
         raise InventoryError(f"{path} names files that cannot be used:\n" + "\n".join(f"  - {p}" for p in problems),

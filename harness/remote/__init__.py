@@ -1,1 +1,2 @@
-"""Hosts of clusters Quorum did not build, reached over SSH (docs/target.md)."""
+"""Clusters Quorum did not build: their hosts reached over SSH, their API through the credentials an inventory's
+kubeconfig gives (docs/target.md)."""

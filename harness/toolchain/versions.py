@@ -54,7 +54,7 @@ def etcd_version(text: str) -> Version:
         version = Version.parse(text)
     except ValueError:
         version = None
-    if version is None or not re.fullmatch(r"v?\d+\.\d+\.\d+", text.strip()):
+    if version is None or not re.fullmatch(r"v?\d+\.\d+\.\d+", text):
         raise ToolchainError(f"{text!r} is not an etcd release (major.minor.patch)",
                              f"give a release such as {ETCD_UPGRADE_TO} (see `go list -m -versions "
                              "go.etcd.io/etcd/server/v3`)")
@@ -123,7 +123,7 @@ def kubernetes_version(text: str) -> Version:
             f"{text!r} is not a Kubernetes version",
             "give a release such as v1.34.4 (see `go list -m -versions k8s.io/kubernetes`)",
         ) from None
-    if not re.fullmatch(r"v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?", text.strip()):
+    if not re.fullmatch(r"v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?", text):
         raise ToolchainError(
             f"{text!r} is not a full Kubernetes release (major.minor.patch)",
             f"give a full release such as {KUBERNETES_DEFAULT}",

@@ -7,13 +7,13 @@ import ipaddress
 from pathlib import Path
 from typing import TypeVar
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import QuorumError, TopologyError
-from harness.validation import checked_flags
+from harness.userfile import read_yaml
+from harness.validation import HealthPath, TopologyHostName, TopologyName, checked_flags
 from harness.toolchain.versions import KUBERNETES_DEFAULT, kubernetes_version
-from harness.topology.base import QUORUM_RANGE, Component, Role, Strict
+from harness.topology.base import QUORUM_RANGE, Component, FixedPort, Role, Strict
 from harness.topology.parts import Defects, HollowNodes, RestartPolicy, UpgradeStrategy
 
 __all__ = ["QUORUM_RANGE", "Component", "Role", "Strict", "Defects", "HollowNodes", "RestartPolicy",
@@ -21,7 +21,7 @@ __all__ = ["QUORUM_RANGE", "Component", "Role", "Strict", "Defects", "HollowNode
 
 
 class Host(Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,11}$", description="short DNS-style name (used in interface names)")
+    name: TopologyHostName = Field(description="short DNS-style name (used in interface names)")
     roles: list[Role] = Field(min_length=1)
     address: ipaddress.IPv4Address | None = None
     # set by a scale-down (harness/faults/scale.py) in the run's copy: the controller is leaving, so no apiserver is
@@ -104,7 +104,7 @@ class LeaderElection(Strict):
 class HealthCheck(Strict):
     enabled: bool = True
     # rendered into haproxy.cfg: a URL path and nothing else (no spaces, no line breaks)
-    path: str = Field("/readyz", pattern=r"^/[A-Za-z0-9._~/-]{0,100}$")
+    path: HealthPath = "/readyz"
     interval_s: float = Field(2.0, ge=0.1, le=300)
     fall: int = Field(3, ge=1, le=100)
     rise: int = Field(2, ge=1, le=100)
@@ -125,8 +125,12 @@ class LoadBalancer(Strict):
                                                        "(false: not retried at all, as a plain TCP balancer)")
 
 
+MAX_HOSTS = 64  # the largest checked-in topology has 9; each host is a network namespace or a container
+AUTO_ADDRESS_OFFSET = 10  # a host without an address gets the next free one from .10 on (address_of)
+
+
 class Topology(Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")
+    name: TopologyName
     kubernetes: str = KUBERNETES_DEFAULT
     disposable: bool = False
     network: Network = Network()
@@ -152,6 +156,9 @@ class Topology(Strict):
 
     @model_validator(mode="after")
     def consistent(self) -> "Topology":
+        if len(self.hosts) > MAX_HOSTS:
+            raise ValueError(f"{len(self.hosts)} hosts, more than Quorum builds ({MAX_HOSTS}); fix: describe at most "
+                             f"{MAX_HOSTS} hosts (hollow nodes are not hosts: hollow_nodes.count)")
         names = [host.name for host in self.hosts]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
@@ -168,6 +175,8 @@ class Topology(Strict):
                     f"host {host.name}: address {host.address} is not usable in {subnet} (network, broadcast and "
                     f"{bridge_address(subnet)}, the bridge, are reserved); fix: pick another address or omit it"
                 )
+        self._addresses_fit()
+        self._ports_and_ranges_apart()
         if not self.controllers:
             raise ValueError("no host has the controller role; fix: add at least one host with roles: [controller]")
         members = len(self.etcd_hosts)
@@ -218,6 +227,34 @@ class Topology(Strict):
             raise ValueError(f"{hollow.count} hollow nodes on {len(self.node_hosts)} kwok controller(s) is more than "
                              f"{hollow.per_controller_max} each; fix: give {wanted} hosts roles: [nodes]")
         return self
+
+    def _addresses_fit(self) -> None:
+        """Every host without an address gets one of the subnet's free addresses from .10 on."""
+        subnet = self.network.subnet
+        given = {host.address for host in self.hosts if host.address is not None}
+        free = sum(1 for offset in range(AUTO_ADDRESS_OFFSET, subnet.num_addresses - 1)
+                   if subnet.network_address + offset not in given)
+        wanted = sum(1 for host in self.hosts if host.address is None)
+        if wanted > free:
+            raise ValueError(f"{wanted} hosts without an address, but {subnet} has {free} free addresses from "
+                             f".{AUTO_ADDRESS_OFFSET} on; fix: a larger network.subnet, or fewer hosts")
+
+    def _ports_and_ranges_apart(self) -> None:
+        """The apiserver's port is none of the fixed ports of the components beside it, and the service range is a
+        private range Kubernetes takes, apart from the cluster's own addresses."""
+        port = self.apiserver.port
+        if port in set(FixedPort):
+            raise ValueError(f"apiserver.port {port} is {FixedPort(port).name.lower().replace('_', ' ')}'s port on "
+                             "the same host; fix: use another, e.g. 6443")
+        services = self.apiserver.service_cidr
+        if not 12 <= services.prefixlen <= 28 or not services.is_private:
+            raise ValueError(f"apiserver.service_cidr {services} must be a private range from /12 (the largest "
+                             "kube-apiserver takes) to /28; fix: e.g. 10.96.0.0/12")
+        for other, what in ((self.network.subnet, "network.subnet"), (self.hollow_nodes.pod_cidr,
+                                                                          "hollow_nodes.pod_cidr")):
+            if services.overlaps(other):
+                raise ValueError(f"apiserver.service_cidr {services} overlaps {what} {other}; fix: keep them apart, "
+                                 "e.g. 10.96.0.0/12")
 
     # ---- derived views -------------------------------------------------------------------------
 
@@ -326,17 +363,8 @@ def validated(model: type[ModelT], data: object, source: str, example: str = "cl
 
 
 def read_topology_file(path: str | Path, example: str) -> object:
-    """The YAML of a topology file, or a TopologyError saying it is missing or not YAML."""
-    path = Path(path)
-    if not path.is_file():
-        raise TopologyError(f"topology file {path} does not exist", f"give a path such as {example}")
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise TopologyError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})",
-                            f"save {path} as UTF-8") from None
-    except yaml.YAMLError as error:
-        raise TopologyError(f"{path} is not valid YAML: {error}", f"fix the YAML syntax in {path}") from None
+    """The YAML of a topology file, or a TopologyError saying what is wrong with the file (harness/userfile.py)."""
+    return read_yaml(path, TopologyError, "topology file", example)
 
 
 def parse_topology(data: object, source: str = "<topology>") -> Topology:

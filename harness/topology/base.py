@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ipaddress
-from enum import Enum
+from enum import Enum, IntEnum
 
-from pydantic import BaseModel, ConfigDict
+from typing import get_args
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 QUORUM_RANGE = ipaddress.ip_network("10.213.0.0/16")  # every Quorum subnet lies inside; guarded by an unreachable route
 
@@ -20,6 +22,16 @@ class Role(str, Enum):
     SPARE = "spare"
 
 
+class FixedPort(IntEnum):
+    """The ports Quorum's components listen on whatever the topology says: a configurable port must differ."""
+
+    ETCD_CLIENT = 2379
+    ETCD_PEER = 2380
+    KWOK = 10247
+    CONTROLLER_MANAGER = 10257
+    SCHEDULER = 10259
+
+
 class Component(str, Enum):
     ETCD = "etcd"
     APISERVER = "kube-apiserver"
@@ -32,3 +44,16 @@ class Component(str, Enum):
 class Strict(BaseModel):
     # no inf/nan: a topology's numbers become timings and rates in config files and command lines
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yes_or_no_only_where_asked(cls, data: object) -> object:
+        """YAML's true and false are not numbers, addresses or names: pydantic would read `port: true` as port 1."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                field = cls.model_fields.get(name) if isinstance(name, str) else None
+                if isinstance(value, bool) and field is not None and field.annotation is not bool \
+                        and bool not in get_args(field.annotation):
+                    raise ValueError(f"{name}: {str(value).lower()} is a yes or no, not what {name} takes; fix: give "
+                                     f"{name} a number or a name")
+        return data

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from harness.topology.base import Component, Strict
+from harness.validation import KeyMode
 
 
 class RestartPolicy(Strict):
@@ -55,7 +56,7 @@ class UpgradeStrategy(Strict):
 class Defects(Strict):
     """Deliberate defects for broken twins (clusters/defects/). Never set these on a cluster you mean to trust."""
 
-    key_mode: str | None = Field(None, pattern=r"^0?[0-7]{3}$", description="chmod every private key, e.g. \"0644\"")
+    key_mode: KeyMode | None = Field(None, description="chmod every private key, e.g. \"0644\"")
     block_etcd_clients_from: list[str] = Field(default_factory=list, description="hosts denied etcd's client port")
     phantom_etcd_member: bool = Field(False, description="add an etcd member that no host runs")
     split_etcd_member: str | None = Field(

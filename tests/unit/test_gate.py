@@ -124,7 +124,7 @@ def test_a_known_failure_is_allowed_until_it_expires(tmp_path):
 
 
 @pytest.mark.parametrize("entry, says", [
-    ({"test": "scenarios/etcd/", "until": "2026-12-01", "reason": "r"}, "is not one test's node id"),
+    ({"test": "scenarios/etcd/", "until": "2026-12-01", "reason": "r"}, "is not one scenario's node id"),
     ({"test": ETCD, "until": "2099-01-01", "reason": "r"}, "days away"),
 ], ids=["prefix", "far"])
 def test_a_known_failure_names_one_test_and_a_date_at_most_90_days_away(entry, says):

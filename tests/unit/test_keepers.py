@@ -18,8 +18,12 @@ from harness.errors import ClusterError, FaultError
 def test_a_keepers_paths_and_names_are_checked_before_they_reach_a_shell():
     with pytest.raises(ValueError, match="plain characters"):
         StaticPods("/etc/kubernetes/manifests; reboot", "/var/lib/quorum/")
-    with pytest.raises(ValueError, match="plain characters"):
+    with pytest.raises(ValueError, match="climbs out with '..'"):
         StaticPods("/etc/kubernetes/manifests", "/var/lib/../../quorum/")
+    with pytest.raises(ValueError, match="holds a control character"):  # a second shell command in the hold script
+        StaticPods("/etc/kubernetes/manifests\n", "/var/lib/quorum/")
+    with pytest.raises(KeyError, match="not a systemd service name"):
+        SystemdUnits("/var/lib/quorum/").held_marker("etcd.service\n")
     with pytest.raises(KeyError, match="not a systemd service name"):
         SystemdUnits("/var/lib/quorum/").held_marker("etcd.service; rm -rf /")
     with pytest.raises(KeyError, match="no static pod"):

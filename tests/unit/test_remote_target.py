@@ -13,7 +13,7 @@ import yaml
 
 from harness.backends.registry import get
 from harness.backends.remote.backend import with_absolute_paths
-from harness.backends.remote.credentials import api_credentials
+from harness.remote.credentials import api_credentials
 from harness.errors import ClusterError
 from harness.inventory.load import load_inventory
 from tests.collect import collect_only
@@ -58,7 +58,7 @@ def test_a_token_is_used_when_there_is_no_client_certificate(tmp_path):
 
 
 @pytest.mark.parametrize("user, server, says", [
-    ({"exec": {"command": "aws"}}, None, "neither a client certificate and key nor a token"),
+    ({"exec": {"command": "aws"}}, None, "authenticates with an exec plugin (aws)"),
     ({"token": "abc"}, {"server": "https://x:6443", "insecure-skip-tls-verify": True}, "names no certificate authority"),
     ({"client-certificate": "missing.crt", "client-key-data": "S0VZ"}, None, "cannot be read"),
 ])

@@ -186,7 +186,7 @@ def test_hollow_pod_addresses_stay_inside_the_guarded_range():
 @pytest.mark.parametrize("change, says", [
     ({"load_balancer": {"health_check": {"path": "/readyz\n server evil 8.8.8.8:443"}}}, "load_balancer.health_check.path"),
     ({"apiserver": {"extra_flags": {"--audit-log-path": "/etc/cron.d/x"}}}, "--audit-log-path is not for a topology"),
-    ({"apiserver": {"extra_flags": {"--v": "2\n--anonymous-auth=true"}}}, "value must be one line"),
+    ({"apiserver": {"extra_flags": {"--v": "2\n--anonymous-auth=true"}}}, "holds a control character"),
     ({"apiserver": {"extra_flags": {"v 2": "x"}}}, "is not a flag name"),
     ({"leader_election": {"lease_duration_s": float("inf")}}, "leader_election.lease_duration_s"),
     ({"restart": {"etcd": {"backoff_s": 5, "max_backoff_s": 1}}}, "max_backoff_s (1.0) is less than backoff_s"),

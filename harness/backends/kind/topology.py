@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import Field, field_validator, model_validator
 
 from harness.errors import TopologyError
 from harness.toolchain.versions import KUBERNETES_DEFAULT
 from harness.topology import (EtcdSettings, LeaderElection, Network, Strict, Topology, read_topology_file,
                               validated)
+from harness.userfile import read_yaml
+from harness.validation import TopologyName
 
 
 class KindNodes(Strict):
@@ -76,8 +77,8 @@ class KindDefects(Strict):
 
 
 class KindTopology(Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")
-    backend: str = Field(pattern=r"^kind$", description="marks a kind topology; the value is always kind")
+    name: TopologyName
+    backend: Literal["kind"] = Field(description="marks a kind topology; the value is always kind")
     kubernetes: str = KUBERNETES_DEFAULT  # the node image's release: kubelet, kubeadm and the control plane
     disposable: bool = False
     network: Network
@@ -124,9 +125,9 @@ class KindTopology(Strict):
 
 def is_kind_topology(path: str | Path) -> bool:
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError):
-        return False
+        data = read_yaml(path, TopologyError, "topology file", "clusters/kind.yaml")
+    except TopologyError:
+        return False  # not a topology at all: the loader that reads it says why
     return isinstance(data, dict) and data.get("backend") == "kind"
 
 

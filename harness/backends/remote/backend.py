@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from harness.backends.common import check_run_dir, default_run_dir, start_run
-from harness.backends.remote.credentials import api_credentials
+from harness.remote.credentials import api_credentials
 from harness.backends.remote.target import INVENTORY, RemoteTarget
 from harness.errors import ClusterError
 from harness.inventory.check import check

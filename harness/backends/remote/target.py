@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from harness.backends.remote import host_journal, keepers, limits, promises
-from harness.backends.remote.credentials import ApiCredentials, api_credentials, load_pair
+from harness.remote.credentials import ApiCredentials, api_credentials, load_pair
 from harness.backends.remote.links import RemoteLinks
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient

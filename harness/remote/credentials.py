@@ -70,6 +70,13 @@ def api_credentials(inventory: Inventory, base: Path, run_dir: Path) -> ApiCrede
     context = _named(config.get("contexts"), context_name, "context", source)
     cluster = _named(config.get("clusters"), context.get("cluster", ""), "cluster", source)
     user = _named(config.get("users"), context.get("user", ""), "user", source)
+    for plugin in ("exec", "auth-provider"):  # refused by name, before anything could run it
+        if user.get(plugin):
+            command = user[plugin].get("command", "") if isinstance(user[plugin], dict) else ""
+            raise ClusterError(f"{source}: user {context.get('user')!r} authenticates with an {plugin} plugin"
+                               + (f" ({command})" if command else "") + ": Quorum never runs a command a kubeconfig "
+                               "names", "give Quorum a kubeconfig whose user has a client certificate and key or a "
+                               "token (e.g. a service account's)")
     ca = _data(cluster, "certificate-authority", source)
     if ca is None:
         raise ClusterError(f"{source}: cluster {context.get('cluster')!r} names no certificate authority",
@@ -78,7 +85,7 @@ def api_credentials(inventory: Inventory, base: Path, run_dir: Path) -> ApiCrede
     token = user.get("token")
     if (cert is None or key is None) and not token:
         raise ClusterError(f"{source}: user {context.get('user')!r} has neither a client certificate and key nor a "
-                           "token (an exec or auth-provider plugin is not supported by Quorum's monitors)",
+                           "token",
                            "give Quorum a kubeconfig with a client certificate or a service account token")
     directory = run_dir / "pki"
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
