@@ -37,7 +37,7 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # process-backend twins in the process lane besides the load twins, chosen to balance the lanes by
 # CI's measured durations (`./run.sh tests --durations=0`; docs/ci.md)
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
-PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases", "lb-slow-checks"}
+PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases"}
 # Process twins whose every selected check must fail, run first in the background lane at full priority (a third
 # cluster lane for their ~9 minutes). Both lanes start with twins of their own (test_defect_twins.py precedes their
 # other files), so the third lane overlaps failure proofs, which a shortage of CPU cannot turn into a pass, and no

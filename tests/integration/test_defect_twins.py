@@ -184,6 +184,11 @@ DEEP = {
                                        "same static-pod kill",
     "kind-etcd-2-members": "etcd-2-members and etcd-split-member fail the same two scenarios",
 }
+# deep cases that no presubmit twin covers: their verdict is proven both ways in the deep tier only (docs/ci.md)
+DEEP_ONLY = {
+    "kind-kubelet-disabled": "presubmit runs the static-pod suite's killed pod and corrupted manifest on kind; the "
+                             "power loss passes only in the deep tier, and this fails it with no kubelet (~2 min)",
+}
 
 
 LEASE_OBJECTIVES = {f"test_the_lease_timings_promise_the_failover_and_give_up_objectives[{c}]"
@@ -239,7 +244,7 @@ def with_marks(case: tuple) -> object:
     marks = [fails(backend_of(twin), selection_of(suite, select), twin)]
     if twin in CONFORMANCE and (suite, select) == next(c for c in CASES if c[0] == twin)[1:3]:
         marks.append(fails(backend_of(twin), conformance_checks(twin), twin))
-    reason = DEEP.get(case_id(twin, suite))
+    reason = DEEP.get(case_id(twin, suite)) or DEEP_ONLY.get(case_id(twin, suite))
     return pytest.param(*case, marks=[*marks, *([pytest.mark.deep(reason)] if reason else [])])
 
 

@@ -472,7 +472,7 @@ SELF_HEALING = "scenarios/self_healing/test_self_healing.py::test_a_killed_compo
 LEADERS = "scenarios/leader_election/test_leader_election.py"
 ETCD = "scenarios/etcd/test_etcd_quorum.py"
 LEASE_HOLDERS = ("kube-controller-manager", "kube-scheduler")
-# CI's kind smoke: the kind-only static-pod suite. Every kind target operation the other suites use is proven on this
+# CI's kind smoke: two scenarios of the kind-only static-pod suite (a killed static pod, a corrupted manifest). Every kind target operation the other suites use is proven on this
 # cluster by test_the_target_protocol_holds_on_kind and test_a_crashed_member_...: signals, pauses, holds, partitions,
 # the lease holders and the etcd leader read with kubeadm's client pair (the pair the lease watcher and the etcd
 # writer connect with; their reads and writes are the same on every backend), and the conformance run reads etcd's
@@ -480,8 +480,14 @@ LEASE_HOLDERS = ("kube-controller-manager", "kube-scheduler")
 # job proves on the process backend and whose kind operations those tests prove: a static pod's kill under the
 # kubelet's back-off, the killed and the paused leader, the partitioned and the killed etcd leader, etcd's TLS
 # (`pytest scenarios --backend kind` runs all).
-KIND_SMOKE = ("scenarios/static_pods",)
+STATIC_PODS = "scenarios/static_pods/test_static_pods.py"
+KIND_SMOKE = (f"{STATIC_PODS}::test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",
+              f"{STATIC_PODS}::test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restoring_it_"
+              "brings_it_back")
 KIND_DEEP = (
+    # the static-pod suite's two others (~3 min alone): a partitioned node, every node's power lost at once
+    f"{STATIC_PODS}::test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins",
+    f"{STATIC_PODS}::test_every_control_plane_node_loses_power_at_once_and_the_control_plane_comes_back_from_disk",
     *(f"{LEADERS}::test_a_standby_takes_over_when_the_leader_is_killed[{c}]" for c in LEASE_HOLDERS),
     f"{ETCD}::test_members_use_tls_on_peer_and_client_urls",
     f"{ETCD}::test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes",
@@ -499,7 +505,7 @@ KIND_DEEP = (
 def test_the_kind_suites_pass_on_this_cluster(kind_cluster, tmp_path):
     """KIND_SMOKE in its order (each test starts on a healthy cluster: the plugin's guard waits for one)."""
     output = run_kind_suites(kind_cluster, tmp_path / "histories", *KIND_SMOKE)
-    assert "4 passed" in output.splitlines()[-1], output[-4000:]  # static_pods holds 4
+    assert f"{len(KIND_SMOKE)} passed" in output.splitlines()[-1], output[-4000:]
 
 
 @passes("kind", Selection(KIND_DEEP))

@@ -12,6 +12,7 @@ from tests.tiers import Selection, passes
 # the main job with its re-proofs: the deep tier runs them on docker too
 MAIN_JOB_ON_DOCKER = Selection(MAIN_JOB.paths, markers=MAIN_JOB.markers, ignore=MAIN_JOB.ignore,
                                deselect=tuple(sorted(NOT_ON_HA3)))
+MEASURING_ON_DOCKER = Selection(MEASURING_JOB.paths, markers=MEASURING_JOB.markers)  # with the faults under load
 ON_DOCKER = ("presubmit proves these scenarios on the process backend, and the docker target's operations they use "
              "with test_docker_backend.py and its protocol checks")
 
@@ -26,11 +27,11 @@ def test_every_suite_but_the_measuring_ones_passes_on_the_docker_backend_and_the
     assert "decision: promote" in gate.stdout
 
 
-@passes("docker", MEASURING_JOB)
+@passes("docker", MEASURING_ON_DOCKER)
 @pytest.mark.alone  # throughput and latency verdicts, as on the process backend
-@pytest.mark.deep(f"{ON_DOCKER} (~12 min)")
+@pytest.mark.deep(f"{ON_DOCKER} (~14 min)")
 @pytest.mark.timeout(2400)
 def test_the_bandwidth_and_load_suites_pass_on_the_docker_backend_and_the_gate_promotes_them(tmp_path):
-    gate = run_main_job(tmp_path, MEASURING_JOB, MEASURING, "--backend=docker")
+    gate = run_main_job(tmp_path, MEASURING_ON_DOCKER, MEASURING, "--backend=docker")
     assert gate.returncode == 0, gate.stdout + gate.stderr
     assert "decision: promote" in gate.stdout

@@ -86,7 +86,12 @@ NOT_ON_HA3 = {
 # latency (alone); nightly-profile scenarios run only with --profile nightly
 MAIN_JOB = Selection(("scenarios",), markers="not nightly", ignore=tuple(f"scenarios/{s}" for s in sorted(MEASURING)),
                      deselect=tuple(sorted(RE_PROOFS | NOT_ON_HA3)))
-MEASURING_JOB = Selection(tuple(f"scenarios/{suite}" for suite in sorted(MEASURING)), markers="not nightly")
+# the faults under load (an apiserver killed, an etcd member cut off, the controller-manager leader restarted, ~4 min
+# on 1000 hollow nodes) re-judge under load what the main job judges without it: the deep tier runs them
+FAULTS_UNDER_LOAD = tuple(f"scenarios/load/test_load.py::test_{name}_under_load" for name in (
+    "killing_one_apiserver", "partitioning_one_etcd_member", "restarting_the_controller_manager_leader"))
+MEASURING_JOB = Selection(tuple(f"scenarios/{suite}" for suite in sorted(MEASURING)), markers="not nightly",
+                          deselect=FAULTS_UNDER_LOAD)
 
 
 @passes("process", MAIN_JOB)
@@ -102,6 +107,17 @@ def test_every_suite_but_the_measuring_ones_passes_on_the_default_topology_and_t
 @pytest.mark.timeout(2400)  # the bandwidth suite on ha3 (~2 min), then the load suite on ha3-1000 (~8 min)
 def test_the_bandwidth_and_load_suites_pass_on_the_default_topologies_and_the_gate_promotes_them(tmp_path):
     gate = run_main_job(tmp_path, MEASURING_JOB, MEASURING)
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "decision: promote" in gate.stdout
+
+
+@passes("process", Selection(FAULTS_UNDER_LOAD))
+@pytest.mark.alone
+@pytest.mark.deep("presubmit judges the load suite's steady load and pod start-up on ha3-1000, and these faults "
+                  "without load in the main job; this judges them under load (~5 min)")
+@pytest.mark.timeout(1800)
+def test_the_faults_under_load_pass_on_the_load_topology_and_the_gate_promotes_them(tmp_path):
+    gate = run_main_job(tmp_path, Selection(FAULTS_UNDER_LOAD), {"load"})
     assert gate.returncode == 0, gate.stdout + gate.stderr
     assert "decision: promote" in gate.stdout
 

@@ -52,15 +52,14 @@ def test_the_docker_lanes_copies_of_topologies_are_on_subnets_of_their_own(topol
 
 
 def test_ci_keeps_a_kind_twin_for_each_kind_only_suite():
-    """A kind-only suite (static pods, pod bandwidth) without a twin in CI would leave CI without proof that it can
-    fail (the deep cases' cover is checked in test_deep_twins.py; a case proven elsewhere runs in CI on a cluster
-    built for more than the twin, which test_deep_twins.py checks too)."""
-    from tests.integration.test_defect_twins import DEEP, PROVEN_ELSEWHERE
+    """A kind-only suite (static pods, pod bandwidth, the checkpointer's power loss) keeps a twin in presubmit, its
+    smoke's failure proof (which tier proves each verdict is tests/unit/test_tiers.py's rule)."""
+    from tests.integration.test_defect_twins import DEEP, DEEP_ONLY, PROVEN_ELSEWHERE
 
     in_ci = {suite for twin, suite, _, _ in CASES
-             if case_id(twin, suite) not in DEEP or case_id(twin, suite) in PROVEN_ELSEWHERE}
+             if case_id(twin, suite) not in DEEP | DEEP_ONLY or case_id(twin, suite) in PROVEN_ELSEWHERE}
     assert {"scenarios/static_pods/test_static_pods.py", "scenarios/bandwidth/test_pod_bandwidth.py",
-            "scenarios/checkpointer/test_checkpointer.py", "scenarios/checkpointer/test_self_hosted_update.py"} <= in_ci
+            "scenarios/checkpointer/test_checkpointer.py"} <= in_ci
 
 
 def test_a_conformance_twin_that_serves_a_suite_is_judged_in_that_suites_ci_case():
