@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The two set-up-free entry points of the README:
+# The set-up-free entry points of the README:
 #   ./run.sh scenarios   the main job: the scenario suites against the default topology
-#   ./run.sh tests       Quorum's own tests (what CI runs)
+#   ./run.sh tests       Quorum's own tests (what CI runs; --deep: the deep tier too)
+#   ./run.sh nightly     the deep tier, the suites in the nightly profile, and the repeat bench for a bounded time
 # Each installs what it needs: Debian packages, a Python virtualenv (cached by the hash of the dependency list in
 # pyproject.toml), and the toolchain (Kubernetes built from the Go module proxy, cached by version).
 # Extra arguments go to pytest.
@@ -12,9 +13,10 @@ cd "$here"
 job="${1:-}"
 shift || true
 case "$job" in
-  scenarios|tests) ;;
-  *) echo "usage: ./run.sh scenarios|tests [pytest arguments]" >&2; exit 2 ;;
+  scenarios|tests|nightly) ;;
+  *) echo "usage: ./run.sh scenarios|tests|nightly [pytest arguments]" >&2; exit 2 ;;
 esac
+
 
 if [ "$(id -u)" != 0 ]; then
   echo "error: Quorum needs root: it creates network namespaces, bridges and iptables rules, and installs Debian packages." >&2
@@ -55,6 +57,20 @@ export PATH="$venv/bin:$PATH"
 
 quorum toolchain install
 quorum toolchain install --upgrade-target  # the release the lifecycle suite upgrades to (its control plane)
+
+if [ "$job" = nightly ]; then
+  # one command for the night (docs/ci.md): the deep tier of Quorum's own tests, the suites in the nightly profile
+  # judged and reported, then the repeat bench (the false-alarm rate) for at most QUORUM_NIGHTLY_REPEAT_HOURS. The
+  # nightly reports go to their own directory, so that the report's trends run across nights.
+  export QUORUM_REPORTS="${QUORUM_REPORTS:-reports/nightly}"
+  failed=0
+  "$0" tests --deep || failed=$?
+  "$0" scenarios --profile nightly "$@" || failed=$?
+  python bench/repeat.py scenarios/etcd scenarios/leader_election scenarios/self_healing --runs 5 \
+    --max-hours "${QUORUM_NIGHTLY_REPEAT_HOURS:-1}" || failed=$?
+  echo "nightly: report $QUORUM_REPORTS/allure-report/index.html, repeat bench docs/benchmarks.md (exit $failed)"
+  exit "$failed"
+fi
 
 status=0
 case "$job" in
@@ -100,7 +116,7 @@ case "$job" in
     esac
     ;;
   scenarios)
-    # the main job: the suites judged by the policy's objectives, the HTML report, then the promotion gate. The
+    # the main job: the suites judged by the policy's objectives, the promotion gate, then the HTML report. The
     # policy: --policy FILE among the arguments; else gate-<backend>.yaml for --backend B when there is one (the
     # suites that kind of cluster can run, docs/gate.md); else gate.yaml
     policy="" backend="" previous=""
@@ -118,17 +134,26 @@ case "$job" in
       set -- --policy "$policy" "$@"
     fi
     echo "policy: $policy"
-    run="reports/histories/$(date +%Y%m%d-%H%M%S)"
-    pytest scenarios --history-dir "$run" --alluredir reports/allure-results --clean-alluredir "$@" || status=$?
+    # QUORUM_REPORTS: where the run's results, the report and the promoted runs go (default reports/ of this checkout)
+    reports="${QUORUM_REPORTS:-reports}"
+    run="$reports/histories/$(date +%Y%m%d-%H%M%S)"
+    pytest scenarios --history-dir "$run" --alluredir "$reports/allure-results" --clean-alluredir "$@" || status=$?
     report=0 gate=0
-    quorum report --results reports/allure-results --output reports/allure-report || report=$?
-    quorum gate --policy "$policy" --results "$run" || gate=$?
+    # the gate first (it compares the run with the runs it promoted before, and keeps this one if it promotes it),
+    # then the report, which shows its decision as a page of its own
+    quorum gate --policy "$policy" --results "$run" --store "$reports/promoted" || gate=$?
+    gate_json=()
+    [ -f "$run/gate.json" ] && gate_json=(--gate "$run/gate.json")
+    quorum report --results "$reports/allure-results" --output "$reports/allure-report" \
+      --histories "$reports/histories" "${gate_json[@]}" || report=$?
     echo
     echo "Histories and junit.xml: $run/"
-    echo "report:                  reports/allure-report/index.html$([ "$report" = 0 ] || echo ' (not rendered: see above)')"
-    echo "gate:                    $run/gate.json (exit $gate: 0 promote, 1 block, 2 cannot judge)"
+    echo "report:                  $reports/allure-report/index.html$([ "$report" = 0 ] || echo ' (not rendered: see above)')"
+    echo "gate:                    $run/gate.json (exit $gate: 0 promote, 1 block, 2 cannot judge; its page:" \
+         "$reports/allure-report/gate.html)"
     # pytest's failure first (it names the scenario); a clean run still fails when the gate does not promote
     if [ "$status" = 0 ] || [ "$status" = 5 ] && [ "$gate" != 0 ]; then status=$gate; fi
+    if [ "$status" = 0 ] && [ "$report" != 0 ]; then status=$report; fi
     ;;
 esac
 # pytest exits 5 when it collected nothing: that is a failure of this job, not a pass

@@ -300,52 +300,16 @@ def heal_inventory(inventory: Path, force: bool) -> None:
 @click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path),
               help="a run's results directory (default: the newest reports/histories/*)")
-@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path), help="a previous run to compare with")
-def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None:
+@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path),
+              help="one earlier run's results to compare with (instead of the store's promoted runs)")
+@click.option("--store", type=click.Path(file_okay=False, path_type=Path),
+              help="where the runs the gate promoted are kept: each run is compared with them, and kept there when "
+                   "promoted (./run.sh scenarios uses reports/promoted)")
+def gate(policy_path: Path, results: Path | None, baseline: Path | None, store: Path | None) -> None:
     """Judge a run against a policy: exit 0 promote, 1 block, 2 cannot judge."""
-    from harness.gate import Decision, Policy, evaluate
-    from harness.report.results import ResultsError, load_cluster, load_results
+    from harness.gate.command import run
 
-    def cannot_judge(problem: str, fix: str) -> None:
-        errors.print(f"cannot judge: {problem}\nfix: {fix}", highlight=False, markup=False)
-        sys.exit(Decision.UNJUDGED.value)
-
-    try:
-        policy = Policy.load(policy_path)
-    except QuorumError as error:
-        cannot_judge(error.problem, error.fix)
-    if results is None:
-        runs = sorted((d for d in Path("reports/histories").glob("*") if d.is_dir()), key=lambda d: d.stat().st_mtime)
-        if not runs:
-            cannot_judge("no results under reports/histories/", "run `pytest scenarios/` first, or give --results DIR")
-        results = runs[-1]  # the newest run, even one that died before its junit.xml: never an older run instead
-    try:
-        found = load_results(results)
-        earlier = load_results(baseline) if baseline else None
-        verdict = evaluate(policy, found, earlier)
-    except ResultsError as error:
-        cannot_judge(error.problem, error.fix)
-    except Exception as error:  # noqa: BLE001 - whatever breaks, the gate must not read as "block" (exit 1)
-        cannot_judge(f"the gate itself failed: {type(error).__name__}: {error}", "report this as a Quorum bug")
-    judged = load_cluster(results)
-    verdict.cluster = judged
-    on = f" on {judged.get('target') or judged.get('cluster')} ({judged.get('api_endpoint', '?')}, Kubernetes " \
-         f"{judged.get('kubernetes', '?')}, etcd {judged.get('etcd', '?')})" if judged else ""
-    table = Table("suite", "scenario", "outcome", "measure", "figure", "objective", "configuration", "verdict",
-                  "reason", title=escape(f"gate: {results}{on}"))
-    colours = {"ok": "green", "block": "red", "unjudged": "yellow", "known failure": "blue"}
-    for row in verdict.rows:  # scenario ids such as test_x[kube-scheduler] must not be read as markup
-        table.add_row(escape(row.suite), escape(row.scenario if not row.measure else ""), row.outcome if not row.measure
-                      else "", escape(row.measure), row.figure, row.objective, row.bound,
-                      f"[{colours[row.verdict]}]{row.verdict}[/]", escape(row.reason[:120]))
-    console.print(table)
-    (results / "gate.json").write_text(verdict.to_json())
-    (results / "gate-junit.xml").write_text(verdict.to_junit())
-    for reason in verdict.reasons:
-        console.print(f"  - {reason}", highlight=False, markup=False)
-    console.print(f"decision: {verdict.decision.name.lower()} (gate.json and gate-junit.xml in {results})",
-                  highlight=False, markup=False)
-    sys.exit(verdict.decision.value)
+    sys.exit(run(policy_path, results, baseline, store, console, errors))
 
 
 @cli.command()
@@ -355,15 +319,17 @@ def gate(policy_path: Path, results: Path | None, baseline: Path | None) -> None
               type=click.Path(file_okay=False, path_type=Path))
 @click.option("--histories", default="reports/histories", show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="runs whose figures the report trends")
-def report(results: Path, output: Path, histories: Path) -> None:
+@click.option("--gate", "gate_json", type=click.Path(dir_okay=False, path_type=Path),
+              help="the gate.json `quorum gate` wrote: the report shows the decision as a page of its own (gate.html)")
+def report(results: Path, output: Path, histories: Path, gate_json: Path | None) -> None:
     """Render allure-results as an HTML report (Allure 3, no Java), with history and figure trends across runs."""
     from harness.report.allure_report import generate
     from harness.report.trends import add_to_results
 
-    if results.is_dir() and histories.is_dir():
-        add_to_results(histories, results)
-    index = generate(results, output)
-    console.print(f"report: {index}", markup=False)
+    trends = add_to_results(histories, results) if results.is_dir() and histories.is_dir() else None
+    index = generate(results, output, gate=gate_json, trends=trends)
+    console.print(f"report: {index}" + (f"; the gate's decision: {index.parent / 'gate.html'}" if gate_json else ""),
+                  markup=False)
 
 
 cli.add_command(inventory)

@@ -4,6 +4,7 @@ lists both; tests/unit/test_objectives.py keeps the three in step."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -87,6 +88,21 @@ MEASURES = {spec.name: spec for spec in (
     _spec("certificate_days_left", "days", "the fewest days any apiserver or etcd listener's certificate has left",
           ["scenarios/conformance/test_certificates.py::*"], higher_is_better=True),
 )}
+
+
+# the values each unit can take: a duration or a count is never negative, a share never over 100 %, and a
+# certificate's days left may be negative (it expired that long ago)
+RANGES = {"s": (0.0, math.inf), "count": (0.0, math.inf), "%": (0.0, 100.0), "days": (-math.inf, math.inf)}
+
+
+def out_of_range(name: str, value: float) -> str | None:
+    """Why `value` cannot be a figure of the measure `name` (None: it can)."""
+    low, high = RANGES[spec(name).unit]
+    if not low <= value <= high:
+        return f"{value:g} is outside what {name} can be ({low:g} to {high:g} {spec(name).unit})"
+    if spec(name).unit == "count" and value != int(value):
+        return f"{value:g} is not a whole count"
+    return None
 
 
 def spec(name: str) -> MeasureSpec:

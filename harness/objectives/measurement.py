@@ -4,10 +4,11 @@ promises for it (the scenario's second check)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from harness.checkers.verdict import Verdict
-from harness.objectives.catalog import spec
+from harness.objectives.catalog import out_of_range, spec
 
 
 @dataclass(frozen=True)
@@ -32,10 +33,27 @@ class Measurement:
 
     @classmethod
     def from_record(cls, record: dict) -> "Measurement":
-        value = record.get("value")
-        bound = record.get("bound")
-        return cls(str(record["name"]), None if value is None else float(value), record.get("subject"),
-                   None if bound is None else float(bound), str(record.get("bound_source", "")))
+        """A measurement read back from a History: ValueError unless its name is a measure's, its subject text, and
+        its value and bound finite numbers (not text, not yes or no) that the measure can take."""
+        name, subject = record.get("name"), record.get("subject")
+        if not isinstance(name, str) or (subject is not None and not isinstance(subject, str)):
+            raise ValueError("a measure's name and subject must be text")
+        spec(name)
+        value, bound = _number(record.get("value"), name), _number(record.get("bound"), f"{name}'s bound")
+        problem = out_of_range(name, value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return cls(name, value, subject, bound, str(record.get("bound_source", "")))
+
+
+def _number(value: object, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} is {value!r}, not a number")
+    if not math.isfinite(value):
+        raise ValueError(f"{what} is {value}, not a finite number")
+    return float(value)
 
 
 def from_verdict(name: str, verdict: Verdict, figure: str, *, subject: str | None = None,

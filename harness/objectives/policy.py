@@ -59,7 +59,8 @@ SOURCES = {
 class Objectives(BaseModel):
     """Each field is the objective for the measure of the same name (harness/objectives/catalog.py)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # numbers only (not "1.5", not true) and finite: an .inf objective would let every figure pass
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     time_to_healthy_s: dict[str, float] = Field(default_factory=_default_time_to_healthy)
     lease_failover_s: float = Field(round(t.leader_failover_bound_s(LeaderElection()), 1), gt=0)

@@ -6,14 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from harness.checkers.slo import LOAD_PREFIX, MUTATING, load_ops  # noqa: E402
-from harness.history import History  # noqa: E402
-from harness.report.timeline import save, shade_faults  # noqa: E402
+from harness.checkers.slo import LOAD_PREFIX, MUTATING, load_ops
+from harness.history import History
+from harness.report.plotting import plt
+from harness.report.timeline import save, shade_faults
 
 
 def slo_class(verb: str, scope: str) -> str:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+# flags named like a token that name something instead: etcd's --initial-cluster-token tells one cluster's members
+# from another's during bootstrap (etcd's configuration docs); it is printed on every etcd command line and in logs
+IDENTIFIER_FLAGS = ("--initial-cluster-token",)
+
 _PATTERNS = [
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?-----END [A-Z0-9 ]+-----", re.S), "[redacted PEM block]"),
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*", re.S), "[redacted PEM block]"),  # truncated block
@@ -19,7 +23,10 @@ _PATTERNS = [
     # a token as a quoted value ("token": "...") or a flag (--token=..., --token ...); bare code such as
     # `token:e.tokens` in a report's JavaScript is not one
     (re.compile(r"(?i)(token[\"']?\s*[:=]\s*[\"'])[A-Za-z0-9._\-]{16,}(?=[\"'])"), r"\1[redacted]"),
-    (re.compile(r"(?i)(--[a-z-]*token[= ])\S{8,}"), r"\1[redacted]"),
+    # a flag whose name ends in "token" carries one (--token, --bootstrap-token), but for the identifiers IDENTIFIER_FLAGS
+    # names and values that are no token: a path, a yes or no
+    (re.compile(r"(?i)(--(?!" + "|".join(f"{flag[2:]}[= ]" for flag in IDENTIFIER_FLAGS) +
+                r")[a-z-]*token[= ])(?!/|true\b|false\b)\S{8,}"), r"\1[redacted]"),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), "[redacted JWT]"),
     (re.compile(r"\b(?:MII|MHc|MIG)[A-Za-z0-9+/]{60,}={0,2}"), "[redacted DER base64]"),
 ]

@@ -1,5 +1,6 @@
-"""A run's results as the gate and the report read them: the run's JUnit file (pass/fail per scenario)
-joined with the verdicts and figures each scenario wrote into its History."""
+"""A run's results as the gate and the report read them: the run's JUnit file (pass/fail per scenario) joined with
+the verdicts, figures and the result record each scenario wrote into its History, and the run's own record
+(run.json: its id and the scenarios it planned, fixtures/evidence.py)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class ScenarioResult:
     figures: dict[str, Any] = field(default_factory=dict)
     measures: list[Measurement] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # what in its History could not be read
+    recorded: list[dict[str, Any]] = field(default_factory=list)  # its `result` records (fixtures/evidence.py)
+    has_history: bool = False
 
     @property
     def name(self) -> str:
@@ -48,6 +51,7 @@ def _outcome(case: ElementTree.Element) -> tuple[str, str]:
 
 
 CLUSTER_FILE = "cluster.json"  # what the run's clusters said of themselves (Target.describe), beside its Histories
+RUN_FILE = "run.json"  # the run's id and the scenarios it planned (fixtures/evidence.py), beside its Histories
 
 
 def load_cluster(directory: Path) -> dict[str, str]:
@@ -77,7 +81,8 @@ def load_results(directory: Path) -> list[ScenarioResult]:
         outcome, message = _outcome(case)
         result = ScenarioResult(nodeid, suite, outcome, message)
         history = directory / f"{history_slug(nodeid)}.jsonl"
-        if history.is_file():
+        if history.is_file() and not history.is_symlink():
+            result.has_history = True
             _read_history(history, result)
         results.append(result)
     if not results:
@@ -91,7 +96,7 @@ def _read_history(path: Path, result: ScenarioResult) -> None:
     for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             result.problems.append(f"{path.name}:{number} is not JSON")
             continue
         if not isinstance(record, dict):
@@ -109,5 +114,33 @@ def _read_history(path: Path, result: ScenarioResult) -> None:
                 result.figures.update({k: v for k, v in record.items() if k not in ("kind", "t", "type")})
             elif kind == "measure":
                 result.measures.append(Measurement.from_record(record))
+            elif record.get("kind") == "result":
+                result.recorded.append(record)
         except (KeyError, TypeError, ValueError) as error:
             result.problems.append(f"{path.name}:{number}: {kind} record unreadable ({error})")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a run recorded of itself (run.json, fixtures/evidence.py)."""
+
+    run_id: str
+    planned: dict[str, list[str]]  # suite -> the scenarios collected before any selection
+    files: dict[str, list[str]]  # suite -> its scenario files
+    collected_files: list[str]
+    backend: str = ""
+    profile: str = ""
+
+
+def load_run(directory: Path) -> RunRecord | None:
+    """The run's record, or None when the directory has none (or one that is not a run's record)."""
+    path = directory / RUN_FILE
+    try:
+        data = json.loads(path.read_text())
+        record = RunRecord(str(data["run_id"]), {str(s): [str(i) for i in ids] for s, ids in data["planned"].items()},
+                           {str(s): [str(f) for f in fs] for s, fs in data["files"].items()},
+                           [str(f) for f in data["collected_files"]], str(data.get("backend", "")),
+                           str(data.get("profile", "")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+    return record if record.run_id else None

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from harness.history import History  # noqa: E402
+from harness.history import History
+from harness.report.plotting import plt
 
 
 def plot_timeline(history: History, path: Path, title: str = "") -> Path | None:

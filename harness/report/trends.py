@@ -27,7 +27,7 @@ def run_figures(run: Path) -> dict[str, float]:
                 if not isinstance(record, dict) or record.get("type") != "measure":
                     continue
                 measurement = Measurement.from_record(record)
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 continue
             if measurement.value is None:
                 continue
@@ -56,10 +56,7 @@ def table(runs: list[tuple[str, dict[str, float]]]) -> str:
 
 
 def picture(runs: list[tuple[str, dict[str, float]]], path: Path) -> Path | None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from harness.report.plotting import plt
 
     labels = sorted({label for _, figures in runs for label in figures})
     if not labels:
@@ -82,15 +79,15 @@ def picture(runs: list[tuple[str, dict[str, float]]], path: Path) -> Path | None
     return path
 
 
-def add_to_results(histories: Path, results: Path) -> bool:
-    """Write a 'figure trends across runs' result (picture and CSV) into allure-results; whether there was one."""
+def add_to_results(histories: Path, results: Path) -> Path | None:
+    """Write a 'figure trends across runs' result (picture and CSV) into allure-results; its picture, if any."""
     runs = collect(histories)
     if not runs:
-        return False
+        return None
     ident = str(uuid.uuid4())
     png = results / f"{ident}-attachment.png"
     if picture(runs, png) is None:
-        return False
+        return None
     (results / f"{ident}-attachment.csv").write_text(table(runs))
     now = int(time.time() * 1000)
     result = {"uuid": ident, "historyId": "quorum-figure-trends", "name": "key figures across runs",
@@ -102,4 +99,4 @@ def add_to_results(histories: Path, results: Path) -> bool:
                               {"name": "key figures across runs (CSV)", "source": f"{ident}-attachment.csv",
                                "type": "text/csv"}]}
     (results / f"{ident}-result.json").write_text(json.dumps(result))
-    return True
+    return png

@@ -16,6 +16,7 @@ from harness.target.protocol import HostRole
 from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S,
                                 lb_detection_max_s, lb_hung_detection_max_s, lb_rise_s)
 from harness.topology import Component
+from harness.scenario.skips import lacks
 
 # the load balancer's own view of each apiserver (when it marks one DOWN) is what these scenarios time
 pytestmark = pytest.mark.requires(Capability.LB_ADMIN, Capability.OVERRIDE_ARGS)
@@ -61,7 +62,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     detection time, is reported). Heal restores the last good command line and the apiserver is ready again
     within its start-up allowance."""
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
-        pytest.skip("one apiserver: there is nothing to route around it to")
+        lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
     detection_max_s = lb_detection_max_s(cluster.topology)
     with (watching_lb_marks_down(cluster, history, host, timeout_s=detection_max_s + 5.0,
@@ -161,7 +162,7 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
     lb_detection_hung_s objective, and from then on routes around it: the API through the LB is >= 99.5 %
     available in the steady state that follows. SIGCONT at heal; the apiserver is ready again."""
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
-        pytest.skip("one apiserver: there is nothing to route around it to")
+        lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
     bound = lb_hung_detection_max_s(cluster.topology)
     with (watching_lb_marks_down(cluster, history, host, timeout_s=bound + 5.0, up_within_s=UP_WITHIN_S)

@@ -14,6 +14,7 @@ from harness.scenario import explain_all, judge
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import AVAILABILITY_PCT, BANDWIDTH_TOLERANCE, HOST_TO_HOST_FLOOR_GBIT
+from harness.scenario.skips import lacks
 
 # the links between the cluster's own hosts (a pod network has its own suite, test_pod_bandwidth.py)
 pytestmark = pytest.mark.requires(Capability.HOST_BANDWIDTH)
@@ -32,7 +33,7 @@ def test_host_to_host_bandwidth(cluster, history):
     """iperf3 between controllers and to the load balancer: each link carries at least the 5 Gbit/s Typhoon
     quotes pod-to-pod on a t3.small (ANCHORS); the figures are reported."""
     if len(cluster.hosts()) < 2:
-        pytest.skip("one host: there is no host-to-host link")
+        lacks("two-hosts", "one host: there is no host-to-host link")
     measured = {f"{a}->{b}": round(iperf3_gbit(cluster, a, b), 2) for a, b in pairs(cluster)}
     judge(history, figures={"gbit_per_s": measured, "floor_gbit_per_s": HOST_TO_HOST_FLOOR_GBIT})
     slow = {link: rate for link, rate in measured.items() if rate < HOST_TO_HOST_FLOOR_GBIT}
@@ -44,7 +45,7 @@ def test_a_bandwidth_limit_is_enforced(cluster, nemesis, history):
     """Limit a controller's link to 100 Mbit/s (tbf): iperf3 measures within 10 % of the limit; after heal the
     link carries at least what a healthy link must (the host-to-host floor), so the heal really removed it."""
     if not pairs(cluster):
-        pytest.skip("one host: there is no link to measure")
+        lacks("two-hosts", "one host: there is no link to measure")
     sender, receiver = pairs(cluster)[0]
     with nemesis.fault(Bandwidth(host=sender, rate_mbit=LIMIT_MBIT)):
         limited = iperf3_gbit(cluster, sender, receiver) * 1000
@@ -70,7 +71,7 @@ def test_the_api_stays_available_when_a_controller_link_is_slow(cluster, nemesis
     """Throttle one controller's link to 1 Mbit/s. The API through the load balancer stays >= 99.5 %
     available; the change in its latency (p50/p99 before vs during) is reported."""
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
-        pytest.skip("one controller: a slow link is the whole cluster's link")
+        lacks("two-controllers", "one controller: a slow link is the whole cluster's link")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
     time.sleep(profile.soak_s)
     before = (api_prober.started_at, time.monotonic())

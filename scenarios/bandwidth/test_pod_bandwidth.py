@@ -8,6 +8,7 @@ from harness.scenario import judge
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import POD_TO_POD_FLOOR_GBIT
+from harness.scenario.skips import lacks
 
 pytestmark = pytest.mark.requires(Capability.PODS)
 
@@ -18,7 +19,7 @@ def test_pod_to_pod_bandwidth_between_workers(cluster, history):
     a second in which the machine's CPU was elsewhere does not decide; the means and retransmits are reported."""
     workers = cluster.hosts(HostRole.WORKER)
     if len(workers) < 2:
-        pytest.skip(f"{len(workers)} worker(s): pod-to-pod across workers needs two")
+        lacks("two-workers", f"{len(workers)} worker(s): pod-to-pod across workers needs two")
     runs = [pod_to_pod(cluster, workers[0], workers[1]), pod_to_pod(cluster, workers[1], workers[0])]
     measured = {f"{r.sender}->{r.receiver}": round(r.gbit_per_s, 2) for r in runs}
     judge(history, figures={"gbit_per_s": measured,

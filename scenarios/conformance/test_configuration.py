@@ -14,6 +14,7 @@ from harness.thresholds import (etcd_leader_change_bound_s, leader_failover_boun
 from harness.objectives.policy import WRITER_TIMEOUT_S
 from harness.target.protocol import Unsupported
 from harness.topology import Component, EtcdSettings, LeaderElection
+from harness.scenario.skips import lacks
 
 pytestmark = pytest.mark.conformance
 
@@ -31,7 +32,7 @@ def test_the_restart_back_off_promises_the_time_to_healthy_objective(cluster, co
     try:
         promised = cluster.restart_budget_s(component)
     except Unsupported as unknown:  # e.g. a remote target whose inventory names no keeper Quorum can read
-        pytest.skip(f"{unknown.problem} (fix: {unknown.fix})")
+        lacks("restart-promise", f"{unknown.problem} (fix: {unknown.fix})")
     objective = active().for_measure("time_to_healthy_s", component.value)
     assert _promises(promised, objective), (
         f"{component.value}: its restart back-off and start-up allowance promise {promised:.1f} s back to healthy, "
@@ -67,7 +68,7 @@ def test_the_load_balancers_checks_promise_the_detection_objectives(cluster):
     try:
         check = cluster.load_balancer_check()
     except Unsupported as unknown:  # someone else's load balancer, its checks not described
-        pytest.skip(f"{unknown.problem} (fix: {unknown.fix})")
+        lacks("load-balancer-checks", f"{unknown.problem} (fix: {unknown.fix})")
     assert check is not None, ("the load balancer has no health check of the apiservers: a dead one is never taken "
                                "out, so the lb_detection_s objective cannot be met")
     dead, hung = lb_detection_bound_s(check), lb_detection_bound_s(check, hang_s=check.timeout_s)

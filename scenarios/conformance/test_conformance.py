@@ -22,6 +22,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.topology import Component
+from harness.scenario.skips import lacks
 
 pytestmark = pytest.mark.conformance
 
@@ -86,7 +87,7 @@ def test_the_load_balancer_health_checks_readyz_over_tls_on_every_apiserver(clus
     a kubelet port, and has every apiserver as a backend. Source: seed 000 (apiservers behind an LB with
     apiserver health checks), seed 003 (HA proxy in front of apiservers with health checks)."""
     if not cluster.hosts(HostRole.LOADBALANCER):
-        pytest.skip("no load balancer in this topology")
+        lacks("load-balancer", "no load balancer in this topology")
     lb = cluster.hosts(HostRole.LOADBALANCER)[0]
     config = cluster.testinfra(lb).file(cluster.config_file("haproxy", lb)).content_string
     check = cluster.topology.load_balancer.health_check
@@ -104,8 +105,8 @@ def test_leader_election_is_on_with_the_topology_timings(cluster, component):
     (warm-standby controller-manager/scheduler), seed 003 (timings adjusted after destructive testing)."""
     election = getattr(cluster.topology, "leader_election", None)
     if election is None:  # an inventory states no timings: the configuration checks judge the running ones
-        pytest.skip(f"{cluster.name} states no lease timings to compare with (test_configuration.py judges the "
-                    "running ones against the objectives)")
+        lacks("lease-timings", f"{cluster.name} states no lease timings to compare with (test_configuration.py "
+                               "judges the running ones against the objectives)")
     wanted = {"--leader-elect-lease-duration": election.lease_duration_s,
               "--leader-elect-renew-deadline": election.renew_deadline_s,
               "--leader-elect-retry-period": election.retry_period_s}

@@ -18,6 +18,7 @@ from harness.scenario.rollout import settle
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import AVAILABILITY_PCT
+from harness.scenario.skips import lacks
 
 pytestmark = pytest.mark.requires(Capability.SCALE)
 GROW_AT_MOST = 2  # spares joined at once: beyond two, a 3-controller cluster's quorum math says nothing new
@@ -34,15 +35,15 @@ def leaving_first(cluster, count: int) -> list[str]:
 @pytest.mark.destructive
 def test_spare_hosts_join_then_as_many_controllers_leave_the_leaders_first_without_an_outage(
         cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history):
-    """Join the spare hosts, two at most (each etcd member a learner until etcd accepts its promotion, its apiserver in the load
-    balancer's rotation only once it is ready), then retire as many controllers, the etcd leader's host and the lease
-    holders' first (each out of rotation, stopped, no apiserver using its member, the member removed). Reads through
+    """Join the spare hosts, two at most (each etcd member a learner until etcd accepts its promotion, its apiserver
+    in the load balancer's rotation only once it is ready), then retire as many controllers, the etcd leader's host
+    and the lease holders' first (each out of rotation, stopped, no apiserver using its member, the member removed). Reads through
     the LB stay >= 99.5 % available; no acknowledged write is lost; after every step the load balancer sends clients
     only to hosts with an etcd voter, the voters and lease holders are controllers, every voter answers, and once a
     step settles, voters, rotation and controllers are the same hosts and every lease is held."""
     spares = cluster.spare_hosts()[:GROW_AT_MOST]
     if not spares:
-        pytest.skip("needs a spare host (roles: [spare]); this topology has none: use clusters/ha3-scale.yaml")
+        lacks("spare-host", "roles: [spare]: this topology has none; use clusters/ha3-scale.yaml")
     started = time.monotonic()
     join = nemesis.inject(JoinControllers(hosts=spares, voter_first=twin_defect(cluster, "scale_voter_first")))
     joined_s = time.monotonic() - started

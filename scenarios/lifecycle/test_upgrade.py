@@ -16,6 +16,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole
 from harness.thresholds import AVAILABILITY_PCT, leader_failover_bound_s
 from harness.toolchain.versions import Version
+from harness.scenario.skips import lacks
 
 pytestmark = pytest.mark.requires(Capability.OVERRIDE_ARGS, Capability.RELEASES)
 FAILOVER = "lease duration + 2 x jittered retry period + 0.5 s"
@@ -90,7 +91,7 @@ def test_an_upgrade_whose_second_apiserver_does_not_come_back_is_aborted_and_rol
     back too. The whole cluster ends on its old release; reads stay >= 99.5 % available, no write is lost."""
     hosts = cluster.hosts(HostRole.CONTROLLER)
     if len(hosts) < 2:
-        pytest.skip("one apiserver: there is no second step to fail")
+        lacks("two-apiservers", "one apiserver: there is no second step to fail")
     old = str(control_plane_versions(cluster)[f"kube-apiserver@{hosts[0]}"])
     unused = cluster.topology.network.subnet.broadcast_address - 1  # inside our subnet, owned by nobody
     result = rolling_upgrade(cluster, nemesis, release,

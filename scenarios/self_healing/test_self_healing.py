@@ -12,6 +12,7 @@ from harness.scenario.helpers import wait_back_off_reset
 from harness.target.capabilities import Capability
 from harness.thresholds import AVAILABILITY_PCT
 from harness.topology import Component
+from harness.scenario.skips import lacks
 
 # the API is judged over this long after the kill: long enough that the LB has marked the killed
 # apiserver down and up again (fall + rise checks) and for a few hundred requests at 20/s
@@ -28,8 +29,8 @@ def test_a_killed_component_comes_back(cluster, nemesis, api_prober, etcd_writer
     objective; API availability through the load balancer stays >= 99.5 % over the next 30 s; no acknowledged
     etcd write is lost."""
     if component is Component.HAPROXY:
-        pytest.skip("the load balancer is a single HAProxy (or not Quorum's to kill): killing it is an outage by "
-                    "design, not a redundancy test")
+        lacks("load-balancer-pair", "the load balancer is a single HAProxy (or not Quorum's to kill): killing it is "
+                                    "an outage by design, not a redundancy test")
     host = least_backed_off_host(cluster, component)
     target = f"{component.value}@{host}"
     recovered, budgets = [], []

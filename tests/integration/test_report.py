@@ -12,6 +12,7 @@ import pytest
 
 from harness.errors import QuorumError
 from harness.report.allure_report import generate, secrets_in, write_metadata
+from tests.excerpt import failure_excerpt
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "data" / "report_scenarios"
@@ -119,3 +120,82 @@ def test_the_report_shows_suites_a_failing_scenario_its_timeline_and_figures_in_
                 shutil.copyfile(base / "report.png", ROOT / "docs" / "report-screenshot.png")
         finally:
             browser.close()
+
+
+MAIN_JOB_SUBSET = ("scenarios/etcd/test_etcd_quorum.py", "-k", "members_use_tls or leader_of_three_dies")
+OFF_THE_MACHINE_OK = ("file:", "data:", "blob:", "about:")
+
+
+def _subset_policy(tmp_path: Path) -> Path:
+    """gate.yaml narrowed to the etcd suite's two scenarios the subset runs: the others excused by name, the
+    objectives they do not measure said not measured here."""
+    import yaml
+
+    from harness.objectives.catalog import MEASURES
+    from tests.collect import collect_only, node_ids
+
+    every = set(node_ids(collect_only("scenarios/etcd")))
+    chosen = set(node_ids(collect_only(*MAIN_JOB_SUBSET)))
+    assert len(chosen) == 2, chosen
+    policy = yaml.safe_load((ROOT / "gate.yaml").read_text())
+    policy.update(required_suites=["etcd"], may_lack={},
+                  not_run=[{"test": n, "reason": "outside this subset"} for n in sorted(every - chosen)],
+                  not_measured=sorted(set(MEASURES) - {"etcd_leader_change_s", "etcd_write_stall_s", "lost_writes"}))
+    path = tmp_path / "subset.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    return path
+
+
+def _main_job(tmp_path: Path, policy: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["./run.sh", "scenarios", *MAIN_JOB_SUBSET, "--policy", str(policy), "--keep-cluster",
+                           f"--run-dir={tmp_path / 'run'}"], cwd=ROOT, capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "QUORUM_REPORTS": str(tmp_path / "reports")})
+
+
+@pytest.mark.alone  # Chromium beside the lanes' cluster builds was too slow to show a page (see above)
+@pytest.mark.timeout(1800)
+def test_the_main_job_renders_its_report_with_the_gates_page_and_its_second_run_compares_itself_with_the_first(
+        tmp_path):
+    """The README's main job, end to end, on a subset: `./run.sh scenarios` judges the run, renders the report with
+    the gate's page, and keeps the promoted run; its second run says it was compared with the first. In headless
+    Chromium the report shows the scenarios and the gate's page its decision and figures, and neither page asks
+    anything of a host off the machine (Allure's analytics are cut)."""
+    from harness.backends import registry
+
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (quorum toolchain install installs it)")
+    policy = _subset_policy(tmp_path)
+    try:
+        first = _main_job(tmp_path, policy)
+        assert first.returncode == 0, failure_excerpt(first)
+        assert "no earlier promoted run to compare with" in first.stdout, first.stdout[-3000:]
+        second = _main_job(tmp_path, policy)
+        assert second.returncode == 0, failure_excerpt(second)
+        assert "compared with 1 promoted run(s)" in second.stdout, second.stdout[-3000:]
+    finally:
+        registry.down(tmp_path / "run")
+    report = tmp_path / "reports" / "allure-report"
+    assert secrets_in(report) == [] and "googletagmanager" not in (report / "index.html").read_text()
+    requests: list[str] = []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto((report / "index.html").as_uri())
+            page.get_by_text("test_writes_continue_when_the_leader_of_three_dies").first.wait_for(timeout=PAGE_WAIT_MS)
+            page.get_by_text("promotion gate").first.wait_for(timeout=PAGE_WAIT_MS)
+            page.goto((report / "gate.html").as_uri())
+            assert page.inner_text("#decision") == "promote"
+            text = page.inner_text("body")
+            assert "etcd_leader_change_s" in text and "Compared with: 1 promoted run(s)" in text, text[:2000]
+            page.get_by_text("timeline").first.wait_for(timeout=PAGE_WAIT_MS)
+            page.screenshot(path=str(tmp_path / "gate.png"), full_page=True)
+            if os.environ.get("QUORUM_UPDATE_DOCS"):  # refresh docs/report-gate-screenshot.png on request only
+                shutil.copyfile(tmp_path / "gate.png", ROOT / "docs" / "report-gate-screenshot.png")
+        finally:
+            browser.close()
+    away = [url for url in requests if not url.startswith(OFF_THE_MACHINE_OK)]
+    assert requests and not away, f"the report asked hosts off the machine: {away}"

@@ -8,13 +8,22 @@ from pathlib import Path
 import pytest
 
 from harness.gate import Decision, Policy, PolicyError, evaluate
-from harness.report.results import ResultsError, history_slug, load_results
+from harness.gate.evaluate import figures_of
+from harness.objectives.catalog import MEASURES
+from harness.report.results import ResultsError, history_slug, load_results, load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def write_run(directory: Path, cases: dict[str, tuple[str, dict]], measures: dict[str, list[dict]] | None = None) -> Path:
-    """cases: nodeid -> (outcome, {checker: (status, figures)}); measures: nodeid -> measure records"""
+RUN_ID = "0123456789ab"
+
+
+def write_run(directory: Path, cases: dict[str, tuple[str, dict]], measures: dict[str, list[dict]] | None = None,
+              *, planned: dict[str, list[str]] | None = None, skips: dict[str, dict] | None = None,
+              evidence: bool = True) -> Path:
+    """A run's results as Quorum writes them. cases: nodeid -> (outcome, {checker: (status, figures)}); measures:
+    nodeid -> measure records; planned: suite -> node ids (default: the cases'); skips: nodeid -> a skip record
+    (harness/scenario/skips.py); evidence: write run.json and each scenario's result record (False: a bare junit)."""
     directory.mkdir(parents=True, exist_ok=True)
     rows = []
     for nodeid, (outcome, verdicts) in cases.items():
@@ -28,11 +37,40 @@ def write_run(directory: Path, cases: dict[str, tuple[str, dict]], measures: dic
                                           "status": status, "explanation": "", "figures": figures}) + "\n")
             for record in (measures or {}).get(nodeid, []):
                 history.write(json.dumps({"kind": "event", "t": 1.0, "type": "measure", **record}) + "\n")
+            if evidence:
+                result = {"kind": "result", "run_id": RUN_ID, "nodeid": nodeid, "outcome": outcome}
+                if outcome == "skipped":
+                    result["skip"] = (skips or {}).get(nodeid, {"kind": "other", "lacking": []})
+                history.write(json.dumps(result) + "\n")
     (directory / "junit.xml").write_text(f'<testsuites><testsuite>{"".join(rows)}</testsuite></testsuites>')
+    if evidence:
+        if planned is None:
+            planned = {}
+            for nodeid in cases:
+                planned.setdefault(nodeid.split("/")[1], []).append(nodeid)
+        files = {suite: sorted({n.split("::")[0] for n in ids}) for suite, ids in planned.items()}
+        (directory / "run.json").write_text(json.dumps({
+            "run_id": RUN_ID, "backend": "process", "profile": "ci", "planned": planned, "files": files,
+            "collected_files": sorted({f for fs in files.values() for f in fs})}))
     return directory
 
 
-POLICY = Policy(required_suites=["etcd", "self_healing"])
+def judged(directory: Path, policy=None, **kwargs):
+    """The gate's decision on a results directory, as `quorum gate` reaches it."""
+    return evaluate(policy or POLICY, load_results(directory), load_run(directory), **kwargs)
+
+
+# the objectives the crafted runs below measure; a policy says the others are not measured here
+MEASURED_HERE = {"time_to_healthy_s", "availability_pct", "lost_writes", "etcd_leader_change_s"}
+
+
+def policy_of(**fields) -> Policy:
+    """A policy requiring etcd and self_healing that says which objectives these crafted runs do not measure."""
+    return Policy(**{"required_suites": ["etcd", "self_healing"],
+                     "not_measured": sorted(set(MEASURES) - MEASURED_HERE), **fields})
+
+
+POLICY = policy_of()
 ETCD = "scenarios/etcd/test_etcd_quorum.py::test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes"
 HEALING = "scenarios/self_healing/test_self_healing.py::test_a_killed_component_comes_back[etcd]"
 GOOD = {
@@ -58,8 +96,8 @@ def measured(**changes) -> dict:
 
 
 def test_a_clean_run_is_promoted(tmp_path):
-    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD, MEASURED)))
-    assert result.decision is Decision.PROMOTE and {r.verdict for r in result.rows} == {"ok"}
+    result = judged(write_run(tmp_path, GOOD, MEASURED))
+    assert result.decision is Decision.PROMOTE and {r.verdict for r in result.rows if r.suite != "objectives"} == {"ok"}
     row = next(r for r in result.rows if r.measure == "time_to_healthy_s[etcd]")
     assert (row.figure, row.objective, row.bound) == ("1.6", "36", "16")  # figure, objective, configuration
 
@@ -67,7 +105,7 @@ def test_a_clean_run_is_promoted(tmp_path):
 def test_a_failed_required_scenario_blocks(tmp_path):
     cases = dict(GOOD)
     cases[ETCD] = ("failed", {"durability": ("fail", {"lost": 3})})
-    result = evaluate(POLICY, load_results(write_run(tmp_path, cases, measured(**{f"{ETCD}|lost_writes": 3}))))
+    result = judged(write_run(tmp_path, cases, measured(**{f"{ETCD}|lost_writes": 3})))
     assert result.decision is Decision.BLOCK
     assert any("lost_writes: 3, the objective is at most 0" in reason for reason in result.reasons)
 
@@ -75,7 +113,7 @@ def test_a_failed_required_scenario_blocks(tmp_path):
 def test_a_figure_that_misses_its_objective_blocks_though_its_configuration_allows_it(tmp_path):
     slow = measured(**{f"{HEALING}|time_to_healthy_s": 95.0})
     slow[HEALING][0]["bound"] = 110.0  # a 90 s restart back-off: consistent with itself, too slow for the user
-    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD, slow)))
+    result = judged(write_run(tmp_path, GOOD, slow))
     assert result.decision is Decision.BLOCK
     assert "time_to_healthy_s[etcd]: 95.00 s, the objective is at most 36.00 s; its configuration promises " \
            "110.00 s: misses the objective" in result.reasons[0]
@@ -83,22 +121,22 @@ def test_a_figure_that_misses_its_objective_blocks_though_its_configuration_allo
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["nan", "inf"])
 def test_a_figure_that_is_not_a_number_cannot_be_judged(tmp_path, value):
-    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD, measured(**{f"{HEALING}|availability_pct": value}))))
+    result = judged(write_run(tmp_path, GOOD, measured(**{f"{HEALING}|availability_pct": value})))
     assert result.decision is Decision.UNJUDGED
 
 
 def test_a_scenario_that_ran_without_recording_its_figures_cannot_be_judged(tmp_path):
-    result = evaluate(POLICY, load_results(write_run(tmp_path, GOOD)))  # passed, and no measure in the Histories
+    result = judged(write_run(tmp_path, GOOD))  # passed, and no measure in the Histories
     assert result.decision is Decision.UNJUDGED
     assert any("recorded no etcd_leader_change_s" in reason for reason in result.reasons)
 
 
 def test_a_missing_required_suite_or_an_unknown_verdict_cannot_be_judged(tmp_path):
     only_etcd = {k: v for k, v in GOOD.items() if "etcd_quorum" in k}
-    assert evaluate(POLICY, load_results(write_run(tmp_path / "a", only_etcd, MEASURED))).decision is Decision.UNJUDGED
+    assert judged(write_run(tmp_path / "a", only_etcd, MEASURED)).decision is Decision.UNJUDGED
     cases = dict(GOOD)
     cases[ETCD] = ("passed", {"durability": ("unknown", {})})
-    assert evaluate(POLICY, load_results(write_run(tmp_path / "b", cases, MEASURED))).decision is Decision.UNJUDGED
+    assert judged(write_run(tmp_path / "b", cases, MEASURED)).decision is Decision.UNJUDGED
 
 
 @pytest.mark.parametrize("line", ['[1, 2]', '{"type": "measure", "name": "lease_failover_s", "value": "slow"}',
@@ -108,18 +146,18 @@ def test_a_malformed_history_line_cannot_be_judged_and_never_crashes(tmp_path, l
     directory = write_run(tmp_path, GOOD, MEASURED)
     with (directory / f"{history_slug(ETCD)}.jsonl").open("a") as history:
         history.write(line + "\n")
-    result = evaluate(POLICY, load_results(directory))
+    result = judged(directory)
     assert result.decision is Decision.UNJUDGED
 
 
 def test_a_known_failure_is_allowed_until_it_expires(tmp_path):
     cases = dict(GOOD)
     cases[ETCD] = ("failed", {})
-    results = load_results(write_run(tmp_path, cases, MEASURED))
-    policy = Policy(required_suites=["etcd", "self_healing"], known_failures=[
+    results = write_run(tmp_path, cases, MEASURED)
+    policy = policy_of(known_failures=[
         {"test": ETCD, "until": datetime.date.today() + datetime.timedelta(days=30), "reason": "ticket 42"}])
-    assert evaluate(policy, results).decision is Decision.PROMOTE
-    late = evaluate(policy, results, today=datetime.date.today() + datetime.timedelta(days=31))
+    assert judged(results, policy).decision is Decision.PROMOTE
+    late = judged(results, policy, today=datetime.date.today() + datetime.timedelta(days=31))
     assert late.decision is Decision.BLOCK and "expired" in late.reasons[0]
 
 
@@ -133,11 +171,11 @@ def test_a_known_failure_names_one_test_and_a_date_at_most_90_days_away(entry, s
 
 
 def test_a_regression_against_the_baseline_blocks(tmp_path):
-    before = load_results(write_run(tmp_path / "before", GOOD, MEASURED))
+    before = figures_of(load_results(write_run(tmp_path / "before", GOOD, MEASURED)))
     worse = measured(**{f"{HEALING}|time_to_healthy_s": 6.0})
-    result = evaluate(POLICY, load_results(write_run(tmp_path / "after", GOOD, worse)), baseline=before)
+    result = judged(write_run(tmp_path / "after", GOOD, worse), earlier=before)
     assert result.decision is Decision.BLOCK and "regressed" in result.reasons[0]
-    same = evaluate(POLICY, load_results(write_run(tmp_path / "same", GOOD, MEASURED)), baseline=before)
+    same = judged(write_run(tmp_path / "same", GOOD, MEASURED), earlier=before)
     assert same.decision is Decision.PROMOTE
 
 
@@ -163,15 +201,19 @@ def test_the_shipped_policy_is_valid():
     assert "etcd" in Policy.load(ROOT / "gate.yaml").required_suites
 
 
+# what a policy says of the kind of target it is for; the objectives and the rest are the same in every policy
+PER_TARGET = {"required_suites", "may_lack", "not_measured", "read_only_when_not_disposable"}
+
+
 def test_the_target_policy_needs_what_gate_yaml_needs_of_the_suites_that_run_read_only():
     main, target = Policy.load(ROOT / "gate.yaml"), Policy.load(ROOT / "gate-target.yaml")
-    assert target.model_dump(exclude={"required_suites"}) == main.model_dump(exclude={"required_suites"})
+    assert target.model_dump(exclude=PER_TARGET) == main.model_dump(exclude=PER_TARGET)
     assert set(target.required_suites) == {"conformance", "etcd"}  # a non-destructive scenario in each
 
 
 def test_the_kind_policy_needs_what_gate_yaml_needs_of_the_suites_kind_can_run():
     main, kind = Policy.load(ROOT / "gate.yaml"), Policy.load(ROOT / "gate-kind.yaml")
-    assert kind.model_dump(exclude={"required_suites"}) == main.model_dump(exclude={"required_suites"})
+    assert kind.model_dump(exclude=PER_TARGET) == main.model_dump(exclude=PER_TARGET)
     suites = {path.name for path in (ROOT / "scenarios").iterdir() if list(path.glob("test_*.py"))}
     assert set(kind.required_suites) <= suites
     # left out: the suites whose every scenario needs HAProxy's admin socket, hollow nodes or another release's
@@ -183,7 +225,7 @@ def test_the_kind_policy_needs_what_gate_yaml_needs_of_the_suites_kind_can_run()
 @pytest.mark.parametrize("cases, code", [(GOOD, 0), ({}, 2)], ids=["promote", "no-results"])
 def test_cli_exit_codes_and_outputs(tmp_path, cases, code):
     policy = tmp_path / "policy.yaml"
-    policy.write_text("required_suites: [etcd, self_healing]\n")
+    policy.write_text(f"required_suites: [etcd, self_healing]\nnot_measured: {sorted(set(MEASURES) - MEASURED_HERE)}\n")
     results = write_run(tmp_path / "run", cases, MEASURED) if cases else tmp_path / "empty"
     results.mkdir(exist_ok=True)
     out = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", str(policy), "--results", str(results)],
@@ -205,7 +247,7 @@ def test_without_results_the_newest_run_is_judged_even_when_it_died_before_its_j
     (newest / "a-scenario.jsonl").write_text("")
     os.utime(older, (time.time() - 60, time.time() - 60))
     policy = tmp_path / "policy.yaml"
-    policy.write_text("required_suites: [etcd, self_healing]\n")
+    policy.write_text(f"required_suites: [etcd, self_healing]\nnot_measured: {sorted(set(MEASURES) - MEASURED_HERE)}\n")
     out = subprocess.run([sys.executable, "-m", "harness.cli", "gate", "--policy", str(policy)], cwd=tmp_path,
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 2, out.stdout + out.stderr
@@ -214,7 +256,7 @@ def test_without_results_the_newest_run_is_judged_even_when_it_died_before_its_j
 
 def test_the_gate_names_the_cluster_or_target_the_run_judged(tmp_path):
     policy = tmp_path / "policy.yaml"
-    policy.write_text("required_suites: [etcd, self_healing]\n")
+    policy.write_text(f"required_suites: [etcd, self_healing]\nnot_measured: {sorted(set(MEASURES) - MEASURED_HERE)}\n")
     results = write_run(tmp_path / "run", GOOD, MEASURED)
     (results / "cluster.json").write_text(json.dumps({"target": "staging", "api_endpoint": "https://10.0.0.10:6443",
                                                       "kubernetes": "v1.34.4", "etcd": "3.6.5"}))

@@ -21,7 +21,9 @@ def test_a_truncated_pem_block_is_still_redacted():
 
 def test_ordinary_log_lines_and_code_are_left_alone():
     for text in ("I1122 etcd-client retrying: token bucket refilled", "s.token:e.tokens.length-1,end:-1",
-                 "--tls-private-key-file=/run/pki/apiserver.key", "leader lease kube-scheduler renewed"):
+                 "--tls-private-key-file=/run/pki/apiserver.key", "leader lease kube-scheduler renewed",
+                 "--initial-cluster-token=quorum-ha3", '"--initial-cluster-token=quorum-ha3-1000-something"',
+                 "--enable-bootstrap-token=true", "--bootstrap-token=/etc/kubernetes/token.csv"):
         assert not contains_secret(text), text
 
 
