@@ -31,7 +31,7 @@ collect_ignore = ["data"]
 # (`./run.sh tests --durations=0`).
 DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "test_kind_cluster.py",
                                                    "test_kind_lb_standin.py", "test_kind_self_hosted.py",
-                                                   "test_scenarios_on_docker.py")}
+                                                   "test_scenarios_on_docker.py", "test_inventory_check.py")}
 
 
 # process-backend twins in the process lane besides the load twins, chosen to balance the lanes by
@@ -45,7 +45,7 @@ PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases"}
 # nor the load twins (hollow nodes and API load beside a lane's), nor kind's, which stay with Docker's clusters.
 # docs/ci.md has the figures.
 EARLY_TWINS = {"etcd-2-members", "etcd-no-peer-tls", "slow-links", "rotation-ca-first", "restart-never",
-               "no-leader-election", "etcd-split-member"}
+               "no-leader-election", "etcd-split-member", "lb-no-health-check", "upgrade-all-at-once"}
 
 
 def process_lane_twins() -> set[str]:

@@ -36,7 +36,16 @@ KIND_UNPROVEN = ("scenarios/etcd/test_etcd_quorum.py::test_without_quorum_*",
 NO_ONE_HAPROXY = "every topology has one HAProxy: killing it is an outage by design, and the scenario skips"
 NIGHTLY_ONLY = "the lease-timing sweep runs only with --profile nightly, which no test runs"
 
+CONTROLLER_MANAGER_RESTART = (
+    "scenarios/self_healing/test_self_healing.py::test_a_killed_component_comes_back[kube-controller-manager]",
+    "scenarios/conformance/test_configuration.py::test_the_restart_back_off_promises_the_time_to_healthy_objective"
+    "[kube-controller-manager]")
+
 KNOWN_GAPS: list[KnownGap] = [
+    *(KnownGap(backend, "fails", CONTROLLER_MANAGER_RESTART, "every twin restarts its controller-managers at once: "
+               "they exit at start-up until RBAC is bootstrapped, so a cluster that did not restart them would not "
+               "come up", "no issue yet (a twin whose controller-manager's back-off grows after its first healthy "
+               "start)") for backend in ("process", "docker")),
     *(KnownGap(backend, outcome, (HAPROXY_KILL,), NO_ONE_HAPROXY, "#59 (an HA load-balancer pair on a VIP)")
       for backend in ("process", "docker", "kind", "remote") for outcome in ("passes", "fails")),
     *(KnownGap(backend, outcome, (TIMING_SWEEP,), NIGHTLY_ONLY, "#59 (leader-election tuning by destructive testing)")

@@ -26,8 +26,10 @@ CASES = [
     # of test names (of the suite file, or whole node ids) run in that order: on a twin whose faults are never
     # undone by the cluster (restart-never), a scenario that leaves it broken must come last, or the next test's
     # guard rebuilds the cluster.
-    # each component killed once and never restarted (haproxy's kill is skipped by design: one load balancer)
-    ("restart-never", "scenarios/self_healing/test_self_healing.py", "not haproxy", "was not healthy within"),
+    # each component killed once and never restarted (haproxy's kill is skipped by design: one load balancer; the
+    # twin restarts its controller-managers, which exit once at start-up until RBAC is bootstrapped)
+    ("restart-never", "scenarios/self_healing/test_self_healing.py", "not haproxy and not controller-manager",
+     "was not healthy within"),
     # every controller-manager active at once: no lease to take over, nobody to pause past a renew deadline
     ("no-leader-election", "scenarios/leader_election/test_leader_election.py", "standby_takes_over or paused",
      ("no kube-controller-manager leader observed", "no kube-scheduler leader observed")),
@@ -110,7 +112,7 @@ CASES = [
     # same cluster, first the conformance check that names the slow setting before any fault, then the scenario
     ("slow-restart", "scenarios/self_healing/test_self_healing.py",
      (*(f"{CONFIGURATION}::test_the_restart_back_off_promises_the_time_to_healthy_objective[{component}]"
-        for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")),
+        for component in ("etcd", "kube-apiserver", "kube-scheduler")),  # its controller-managers restart at once
       "test_a_killed_component_comes_back[kube-scheduler]"),
      ("promise 80.0 s back to healthy, over the time_to_healthy_s objective of 41 s",
       "[objective: fail] time_to_healthy_s[kube-scheduler]")),
@@ -180,12 +182,13 @@ DEEP = {
     "scale-voter-first": f"{ELSEWHERE} a one-spare copy of ha3-scale with the defect switched on in its run's topology; this builds the "
                          "twin itself (~5 min)",
     "kind-restart-never:leader_election": "no-leader-election fails the same four scenarios",
-    "kind-restart-never:self_healing": "restart-never fails the same scenarios; kind-restart-never:static_pods the "
-                                       "same static-pod kill",
     "kind-etcd-2-members": "etcd-2-members and etcd-split-member fail the same two scenarios",
 }
 # deep cases that no presubmit twin covers: their verdict is proven both ways in the deep tier only (docs/ci.md)
 DEEP_ONLY = {
+    "kind-restart-never:self_healing": "restart-never fails the same scheduler's kill in presubmit, and "
+                                       "kind-restart-never:static_pods the same static-pod kill; this fails the "
+                                       "scheduler's and the controller-manager's on kind (~4 min)",
     "kind-kubelet-disabled": "presubmit runs the static-pod suite's killed pod and corrupted manifest on kind; the "
                              "power loss passes only in the deep tier, and this fails it with no kubelet (~2 min)",
 }

@@ -100,9 +100,11 @@ def test_a_locust_master_and_two_workers_load_the_cluster_as_docs_load_md_says(h
     assert int(total["Request Count"]) >= 4 * 8 and int(total["Failure Count"]) == 0, total
 
 
-# a latency verdict (the SLOs' p99 inside the apiservers): beside the other lane it judges the machine (docs/design.md,
-# ci44), so it runs alone (tests/conftest.py)
+# a latency verdict (the SLOs' p99 inside the apiservers): beside the other lane it judges the machine (docs/ci.md), so
+# it runs alone (tests/conftest.py); nightly, since presubmit judges the steady load itself in the measuring suites
 @pytest.mark.alone
+@pytest.mark.deep("presubmit runs the steady load in the ci profile (the measuring suites on ha3-1000); this keeps the "
+                  "nightly profile's load from rotting, shortened (~70 s)")
 def test_the_nightly_profile_shortened_runs_the_steady_load_on_this_cluster(hollow5, tmp_path):
     """The nightly profile's load (40 users, 40 requests/s) for 5 % of its 15 minutes, so the profile cannot rot
     between nightly runs: the steady load passes on this healthy cluster, judged over 15 s windows."""

@@ -18,7 +18,8 @@ from harness.target.protocol import HostRole
 from harness.topology import Component
 from harness.wait import wait_for
 from tests.collect import collect_only, node_ids
-from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
+from harness.backends.process.target import ProcessTarget
+from tests.integration.conftest import CLUSTERS, ROOT, in_docker_lane, on_a_free_subnet, running
 from tests.integration.standin import inventory_check, standin
 from tests.integration.test_defect_twins import CASES, CONFORMANCE
 from tests.protocol_checks import check_target
@@ -27,6 +28,15 @@ from tests.tiers import Selection, fails, passes
 # the twins these tests drive through an inventory: weak-apiserver's conformance checks, kind-restart-never's kill
 WEAK_APISERVER = CONFORMANCE["weak-apiserver"]
 KIND_RESTART_NEVER = next(c for c in CASES if c[0] == "kind-restart-never" and "self_healing" in c[1])
+
+
+@pytest.fixture(scope="module")
+def ha3(tmp_path_factory) -> ProcessTarget:
+    """ha3 on the docker lane's subnet for it: this module runs in the docker lane (tests/conftest.py), beside the
+    process lane's ha3."""
+    work = tmp_path_factory.mktemp("ha3-standin")
+    with running(in_docker_lane(CLUSTERS / "ha3.yaml", work), work / "run") as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")

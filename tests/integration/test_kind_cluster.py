@@ -480,14 +480,14 @@ LEASE_HOLDERS = ("kube-controller-manager", "kube-scheduler")
 # job proves on the process backend and whose kind operations those tests prove: a static pod's kill under the
 # kubelet's back-off, the killed and the paused leader, the partitioned and the killed etcd leader, etcd's TLS
 # (`pytest scenarios --backend kind` runs all).
-STATIC_PODS = "scenarios/static_pods/test_static_pods.py"
-KIND_SMOKE = (f"{STATIC_PODS}::test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",
-              f"{STATIC_PODS}::test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restoring_it_"
+STATIC_POD_SUITE = "scenarios/static_pods/test_static_pods.py"
+KIND_SMOKE = (f"{STATIC_POD_SUITE}::test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",
+              f"{STATIC_POD_SUITE}::test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restoring_it_"
               "brings_it_back")
 KIND_DEEP = (
     # the static-pod suite's two others (~3 min alone): a partitioned node, every node's power lost at once
-    f"{STATIC_PODS}::test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins",
-    f"{STATIC_PODS}::test_every_control_plane_node_loses_power_at_once_and_the_control_plane_comes_back_from_disk",
+    f"{STATIC_POD_SUITE}::test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins",
+    f"{STATIC_POD_SUITE}::test_every_control_plane_node_loses_power_at_once_and_the_control_plane_comes_back_from_disk",
     *(f"{LEADERS}::test_a_standby_takes_over_when_the_leader_is_killed[{c}]" for c in LEASE_HOLDERS),
     f"{ETCD}::test_members_use_tls_on_peer_and_client_urls",
     f"{ETCD}::test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes",
