@@ -31,7 +31,8 @@ def newest_results(histories: Path = Path("reports/histories")) -> Path:
     return runs[-1]  # the newest run, even one that died before its junit.xml: never an older run instead
 
 
-def judge(policy_path: Path, results: Path | None, baseline: Path | None, store: Path | None) -> tuple[GateResult, Path]:
+def judge(policy_path: Path, results: Path | None, baseline: Path | None,
+          store: Path | None) -> tuple[GateResult, Path]:
     """The decision and the results directory it is about; CannotJudge (or another QuorumError) if there is none."""
     policy = Policy.load(policy_path)
     results = results or newest_results()

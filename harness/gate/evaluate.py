@@ -14,8 +14,8 @@ from fnmatch import fnmatchcase
 from xml.sax.saxutils import quoteattr
 
 from harness.gate.baseline import regression
-from harness.gate.evidence import (DURABILITY, READ_ONLY, Unjudged, judged_value, recorded_problem, skip_judged, unmeasured,
-                                   unplanned)
+from harness.gate.evidence import (DURABILITY, READ_ONLY, Unjudged, judged_value, recorded_problem, skip_judged,
+                                   unmeasured, unplanned)
 from harness.gate.policy import Policy
 from harness.objectives.catalog import MEASURES
 from harness.objectives.judge import meets
@@ -119,6 +119,9 @@ def _measure_rows(result: ScenarioResult, policy: Policy) -> list[Row]:
     return rows
 
 
+Earlier = dict[tuple[str, str], list[float]]  # (scenario, measure label) -> its values in earlier runs, oldest first
+
+
 def _regressions(result: ScenarioResult, earlier: Earlier, tolerance_pct: float) -> list[str]:
     """The figures of a scenario that got worse than the promoted runs before it beyond their noise."""
     found = []
@@ -130,9 +133,6 @@ def _regressions(result: ScenarioResult, earlier: Earlier, tolerance_pct: float)
         if regressed is not None:
             found.append(regressed.text())
     return found
-
-
-Earlier = dict[tuple[str, str], list[float]]  # (scenario, measure label) -> its values in earlier runs, oldest first
 
 
 def figures_of(results: list[ScenarioResult]) -> Earlier:

@@ -82,8 +82,9 @@ def unplanned(run: RunRecord, results: list[ScenarioResult], policy: Policy) -> 
             if nodeid in ran:
                 continue
             excused = policy.excused(nodeid)
-            found.append((suite, Unjudged(nodeid, f"not run: {excused.reason}" if excused else
-                                          "not run (deselected): a required suite needs every scenario", bool(excused))))
+            why = f"not run: {excused.reason}" if excused else "not run (deselected): a required suite needs every " \
+                                                               "scenario"
+            found.append((suite, Unjudged(nodeid, why, bool(excused))))
     return found
 
 

@@ -44,8 +44,8 @@ def promoted(store: Path) -> list[Promoted]:
     for record in sorted(store.glob(f"*/{RECORD}")) if store.is_dir() else []:
         try:
             data = json.loads(record.read_text())
-            found.append(Promoted(str(data["run_id"]), str(data["results"]), str(data["at"]),
-                                  {str(n): {str(k): float(v) for k, v in f.items()} for n, f in data["figures"].items()}))
+            figures = {str(n): {str(k): float(v) for k, v in f.items()} for n, f in data["figures"].items()}
+            found.append(Promoted(str(data["run_id"]), str(data["results"]), str(data["at"]), figures))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
     return found

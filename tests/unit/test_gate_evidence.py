@@ -172,10 +172,20 @@ def test_a_failure_of_the_gate_itself_is_cannot_judge_not_block(tmp_path, spoil)
     policy = f"required_suites: [etcd, self_healing]\n{NOT_MEASURED}"
     if spoil == "gate.json is a directory":
         (results / "gate.json").mkdir()
-    elif spoil == "read-only results":
-        if os.geteuid() == 0:
-            pytest.skip("root writes into a read-only directory: nothing to show there")
-        results.chmod(0o500)
+    elif spoil == "read-only results":  # a read-only mount: root too cannot write there
+        if os.geteuid() != 0:
+            pytest.skip("a read-only bind mount needs root")
+        view = tmp_path / "read-only"
+        view.mkdir()
+        subprocess.run(["mount", "--bind", str(results), str(view)], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True)
+            out = gate(tmp_path, view)
+        finally:
+            subprocess.run(["umount", str(view)], check=True)
+        assert out.returncode == 2 and "cannot judge" in out.stderr and "Read-only" in out.stderr, \
+            out.stdout + out.stderr
+        return
     elif spoil == "5000 digits":
         policy += f"baseline_tolerance_pct: {'9' * 5000}\n"
     else:
