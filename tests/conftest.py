@@ -25,17 +25,17 @@ import pytest
 # tests/data holds inputs for tests (e.g. stand-in scenarios that fail on purpose), not tests to collect
 collect_ignore = ["data"]
 
-# The docker lane: whatever needs the Docker engine (docker backend, kind) and most broken twins, each on the
-# subnet of its own topology; the process lane: the process backend's clusters on ha3, single and ha3-1000, the
-# main job's suites, the twins of process_lane_twins() and the unit tests. Balanced by CI's measured durations
-# (`./run.sh tests --durations=0`).
+# The docker lane: whatever needs the Docker engine (docker backend, kind), the load on hollow nodes (the load twins,
+# test_hollow_pods.py) and most broken twins, each on the subnet of its own topology; the process lane: the process
+# backend's clusters on ha3, single, ha3-scale and the stand-in's, the main job's suites and the twins of
+# process_lane_twins(). Balanced by CI's measured durations (`./run.sh tests --durations=0`).
 DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "test_kind_cluster.py",
                                                    "test_kind_lb_standin.py", "test_kind_self_hosted.py",
-                                                   "test_scenarios_on_docker.py", "test_inventory_check.py")}
+                                                   "test_scenarios_on_docker.py", "test_hollow_pods.py")}
 
 
-# process-backend twins in the process lane besides the load twins, chosen to balance the lanes by
-# CI's measured durations (`./run.sh tests --durations=0`; docs/ci.md)
+# process-backend twins in the process lane, chosen to balance the lanes by CI's measured durations (`./run.sh tests
+# --durations=0`; docs/ci.md); the others, the load twins among them, run in the docker lane
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases"}
 # Process twins whose every selected check must fail, run first in the background lane at full priority (a third
@@ -50,12 +50,10 @@ EARLY_TWINS = {"etcd-2-members", "etcd-no-peer-tls", "slow-links", "rotation-ca-
 
 def process_lane_twins() -> set[str]:
     """The twins whose tests run in the process lane; a twin's tests never split across lanes, since they share
-    its topology's subnet. The load suite's twin: API load on 1000 hollow nodes, never two at once, or both would
-    judge a starved machine."""
-    from tests.integration.test_defect_twins import CASES
-
-    loads = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
-    return loads | PROCESS_LANE_TWINS
+    its topology's subnet. The load suite's twins (API load on 1000 hollow nodes) are not among them: they run in the
+    docker lane with the other tests that put API load on hollow nodes (test_hollow_pods.py), never two at once, or
+    both would judge a starved machine."""
+    return set(PROCESS_LANE_TWINS)
 
 
 def early_twins() -> set[str]:

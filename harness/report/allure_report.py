@@ -40,7 +40,7 @@ def write_metadata(results: Path, environment: dict[str, str]) -> None:
 
 
 MARKER = ".quorum-report"  # what makes a directory a report Quorum rendered: the next report may replace it
-RENDERED = {"index.html", "summary.json", "gate.html", "histories", MARKER}  # what a report directory holds
+RENDERED = {"index.html", "summary.json", "test-results.json", "gate.html", "histories", MARKER}  # what a report directory holds
 # Allure 3's report pages load Google Analytics whatever their options (its plugins set analyticsEnable); a team's
 # report must make no request off its machine, so the tag and its inline set-up are cut from every page
 _ANALYTICS = re.compile(r'<script async src="https://www\.googletagmanager\.com/gtag/js\?id=[^"]*"></script>\s*'

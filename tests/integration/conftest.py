@@ -72,8 +72,14 @@ DOCKER_LANE_SUBNETS = {"ha3.yaml": "10.213.13.0/24", "single.yaml": "10.213.11.0
 
 def in_docker_lane(topology: Path, into: Path) -> Path:
     """A copy of a checked-in topology on the docker lane's subnet for it, written into `into`."""
+    return on_subnet(topology, into, DOCKER_LANE_SUBNETS[topology.name])
+
+
+def on_subnet(topology: Path, into: Path, subnet: str) -> Path:
+    """A copy of a topology on another subnet, written into `into`: a module whose clusters must never meet another
+    test's, whichever lane runs it."""
     data = yaml.safe_load(topology.read_text())
-    data["network"]["subnet"] = DOCKER_LANE_SUBNETS[topology.name]
+    data["network"]["subnet"] = subnet
     copy = into / topology.name
     copy.write_text(yaml.safe_dump(data, sort_keys=False))
     return copy

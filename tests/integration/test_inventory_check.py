@@ -19,12 +19,13 @@ from harness.topology import Component
 from harness.wait import wait_for
 from tests.collect import collect_only, node_ids
 from harness.backends.process.target import ProcessTarget
-from tests.integration.conftest import CLUSTERS, ROOT, in_docker_lane, on_a_free_subnet, running
+from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, on_subnet, running
 from tests.integration.standin import inventory_check, standin
 from tests.integration.test_defect_twins import CASES, CONFORMANCE
 from tests.protocol_checks import check_target
 from tests.tiers import Selection, fails, passes
 
+STANDIN_SUBNET, OTHER_SUBNET = "10.213.50.0/24", "10.213.42.0/24"  # no checked-in topology or other test uses them
 # the twins these tests drive through an inventory: weak-apiserver's conformance checks, kind-restart-never's kill
 WEAK_APISERVER = CONFORMANCE["weak-apiserver"]
 KIND_RESTART_NEVER = next(c for c in CASES if c[0] == "kind-restart-never" and "self_healing" in c[1])
@@ -32,10 +33,9 @@ KIND_RESTART_NEVER = next(c for c in CASES if c[0] == "kind-restart-never" and "
 
 @pytest.fixture(scope="module")
 def ha3(tmp_path_factory) -> ProcessTarget:
-    """ha3 on the docker lane's subnet for it: this module runs in the docker lane (tests/conftest.py), beside the
-    process lane's ha3."""
+    """ha3 on a subnet of this module's own: its clusters never meet another test's, whichever lane runs it."""
     work = tmp_path_factory.mktemp("ha3-standin")
-    with running(in_docker_lane(CLUSTERS / "ha3.yaml", work), work / "run") as cluster:
+    with running(on_subnet(CLUSTERS / "ha3.yaml", work, STANDIN_SUBNET), work / "run") as cluster:
         yield cluster
 
 
@@ -104,7 +104,7 @@ def test_a_wrong_manifest_dir_is_named(staging):
 
 
 def test_a_kubeconfig_for_another_cluster_is_named(staging, tmp_path):
-    with running(on_a_free_subnet(CLUSTERS / "single.yaml", tmp_path), tmp_path / "other") as other:
+    with running(on_subnet(CLUSTERS / "single.yaml", tmp_path, OTHER_SUBNET), tmp_path / "other") as other:
         code, output = inventory_check(staging.write(kubeconfig={"path": str(other.admin_kubeconfig)},
                                                      api_endpoint=other.api_endpoint))
     assert code == 2 and "FAIL apiservers" in output and "controllers among them: none" in output, output

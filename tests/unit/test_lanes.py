@@ -27,11 +27,12 @@ def test_every_twins_tests_run_in_one_lane():
     assert not split, f"twins whose tests are in both lanes: {split}"
 
 
-def test_kind_and_docker_tests_share_the_docker_lane_and_the_load_twin_is_in_the_process_lane():
+def test_kind_and_docker_tests_share_the_docker_lane_and_so_do_the_load_twins_and_the_hollow_node_load():
     lanes = twin_lanes()
     assert {lane for twin, twin_lane in lanes.items() if twin.startswith("kind-") for lane in twin_lane} == {"docker"}
     load_twins = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
-    assert load_twins and all(lanes[twin] == {"process"} for twin in load_twins)
+    assert load_twins and all(lanes[twin] == {"docker"} for twin in load_twins)
+    assert lane_of("tests/integration/test_hollow_pods.py::test_x") == "docker"
     assert lane_of("tests/integration/test_kind_cluster.py::test_every_node_turns_ready_with_quorums_cni") == "docker"
     assert lane_of("tests/integration/test_scenarios_on_ha3.py::test_x") == "process"
 
