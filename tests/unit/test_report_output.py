@@ -68,6 +68,17 @@ def test_a_secret_across_two_chunks_is_found(tmp_path, monkeypatch):
     assert secrets_in(tmp_path) == ["a.txt"]
 
 
+def test_an_embedded_screenshot_whose_base64_happens_to_hold_mii_is_no_key_but_a_certificate_body_is(tmp_path):
+    # the single-file report embeds each screenshot as a data URI; inside its run "+MII" or "/MIG" comes by chance
+    image = "iVBORw0KGgoAAAANSUhEUgAA" + "Qx7Z" * 40 + "+MIIEEIIIYQQUqFFpeYiJi0PtezNEZOWh+jUXE0XiVQyFHgTQgghhBBCKrRa9maoY" + \
+        "/MIG" + "kq8Z" * 30 + "=="
+    page = tmp_path / "index.html"
+    page.write_text(f'<img src="data:image/png;base64,{image}">')
+    assert secrets_in(tmp_path) == []
+    body = "MIIBszCCAVmgAwIBAgIUTm9yZWFsY2VydGlmaWNhdGVib2R5aGVyZWF0YWxsMAoGCCqGSM49BAMCMBgxFjAU"
+    page.write_text(f'<pre>ca.crt: "{body}"</pre>')
+    assert secrets_in(tmp_path) == ["index.html"]
+
 def test_odd_subjects_and_deep_json_in_histories_draw_the_trends_without_a_traceback(tmp_path):
     for index, subject in enumerate(["$\\frac$", "a_b^c", "$x$"]):
         run = tmp_path / f"2026120{index}-000000"
