@@ -36,9 +36,10 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
   exit 2
 fi
 # keyed by the dependency list and the interpreter, not the whole pyproject.toml: a new marker or package-data line
-# must not rebuild the virtualenv
+# must not rebuild the virtualenv. And by the checkout: the venv's `quorum` runs the checkout installed into it last,
+# so two checkouts sharing one would run each other's code.
 deps="$("$python" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))')"
-venv="$cache/venv-$( (echo "$deps"; "$python" --version) | sha256sum | cut -c1-16)"
+venv="$cache/venv-$( (echo "$deps"; "$python" --version; pwd -P) | sha256sum | cut -c1-16)"
 if [ ! -e "$venv/.ready" ]; then
   echo "▶ Python virtualenv $venv"
   if ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
