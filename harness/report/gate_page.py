@@ -44,6 +44,8 @@ def table_html(gate: dict, results: Path | None = None) -> str:
         colour = VERDICT_COLOURS.get(verdict, "#000")
         cells = [html.escape(str(row.get(key, ""))) for key in ("suite", "scenario", "outcome", "measure", "figure",
                                                                   "objective", "bound")]
+        # a scenario's name is one long word: it may break after its underscores, or the table runs off the screen
+        cells[1] = cells[1].replace("_", "_<wbr>")
         link = _row_link(results, row) if results is not None else ""
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) +
                     f'<td style="color:{colour};font-weight:bold">{html.escape(verdict)}</td>'

@@ -185,6 +185,8 @@ def test_the_main_job_renders_its_report_with_the_gates_page_and_keeps_the_run_i
                 page.get_by_text(inside, exact=True).first.wait_for(timeout=PAGE_WAIT_MS)
             page.goto((report / "gate.html").as_uri())
             assert page.inner_text("#decision") == "promote"
+            width, screen = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert width <= screen, f"the gate's page is {width} pixels wide in a {screen}-pixel window"
             text = page.inner_text("body")
             assert "etcd_leader_change_s" in text and "Compared with: no earlier promoted run" in text, text[:2000]
             page.get_by_text("timeline").first.wait_for(timeout=PAGE_WAIT_MS)

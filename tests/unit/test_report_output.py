@@ -126,3 +126,5 @@ def test_the_gate_page_shows_the_decision_and_links_each_scenario_to_its_history
     assert (output / "histories" / f"{history_slug(nodeid)}.jsonl").is_file()
     assert "<script>alert" not in text and "&lt;script&gt;" in text  # report text is escaped
     assert "1 promoted run(s)" in text
+    # the scenario's name may break after each underscore, so a long one does not push the table off the screen
+    assert "<td>test_<wbr>writes_<wbr>continue_<wbr>when_<wbr>the_<wbr>leader_<wbr>of_<wbr>three_<wbr>dies</td>" in text
