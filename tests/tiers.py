@@ -10,9 +10,10 @@ runs) or in the deep tier (`./run.sh tests --deep`, nightly), never in neither:
 
 A test declares what it proves with the marker `proof` (`@passes(backend, selection)` or `@fails(backend, selection,
 twin)` below); the tier of a proof is the tier of its test, read from its markers (`deep` or not), so moving a test
-between tiers moves its proofs with it, and a test that loses its proof marker leaves its verdicts unproven. `python -m tests.tiers` prints the ledger as JSON (it collects scenarios/ and tests/
-with pytest, as CI would); `python -m tests.tiers --write` rewrites docs/ci.md's generated table from it, and
-tests/unit/test_tiers.py fails when a verdict, a twin or a proof has no tier, or when docs/ci.md is stale.
+between tiers moves its proofs with it, and a test that loses its proof marker leaves its verdicts unproven.
+`python -m tests.tiers` prints the ledger as JSON (it collects scenarios/ and tests/ with pytest, as CI would);
+`python -m tests.tiers --write` rewrites docs/ci.md's generated table from it, and tests/unit/test_tiers.py fails when
+a verdict, a twin or a proof has no tier, or when docs/ci.md is stale.
 """
 
 from __future__ import annotations
