@@ -3,9 +3,10 @@
 
     python -m tests.attachment_corpus REPORTS/allure-results
 
-For each suite, the text attachments of its first scenario with a History (one that ran before one skipped): the History trimmed to its first and
-last lines (the command lines and the heal are where flags and tokens show), and every log tail, verdict, figure
-and table whole. Nothing is edited inside a line: the corpus is what users' reports carry."""
+For each suite, the text attachments of its first scenario with a History (one that ran before one skipped): the
+History trimmed to its first and last lines (the command lines and the heal are where flags and tokens show), and
+every log tail, verdict, figure and table whole. Nothing is edited inside a line: the corpus is what users' reports
+carry."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ def suite_of(result: dict) -> str | None:
 
 
 def trimmed(text: str, name: str) -> str:
+    """The attachment as the corpus keeps it: a History cut to its head and tail, anything else whole."""
     if name != "history.jsonl":
         return text
     lines = [line for line in text.splitlines() if len(line) <= MAX_LINE]
@@ -83,6 +85,7 @@ def collect(results: Path) -> dict[str, list[str]]:
             target.write_text(trimmed(text, attachment["name"]))
             written[suite].append(target.name)
     return written
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
