@@ -18,12 +18,17 @@ class CommandError(QuorumError):
         super().__init__(f"`{' '.join(argv)}` exited {code}: {output.strip()[-800:]}")
 
 
-def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60.0, input: str | None = None) -> str:
-    """Run a command; return stdout; raise CommandError with its output when it fails and check is set."""
+def completed(argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None) -> subprocess.CompletedProcess:
+    """Run a command to its end: its exit code and both outputs; CommandError only when it cannot start."""
     try:
-        result = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, input=input)
+        return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, input=input)
     except FileNotFoundError:
         raise CommandError(argv, 127, f"{argv[0]} is not installed") from None
+
+
+def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60.0, input: str | None = None) -> str:
+    """Run a command; return stdout; raise CommandError with its output when it fails and check is set."""
+    result = completed(argv, timeout=timeout, input=input)
     if check and result.returncode != 0:
         raise CommandError(argv, result.returncode, result.stderr or result.stdout)
     return result.stdout

@@ -54,13 +54,16 @@ def promised_or_unknown(target: Target, call) -> float | None:
         return None
 
 
-def check_target(target: Target, *, hold: bool = True) -> None:
+def check_target(target: Target, *, hold: bool = True, shell: bool = True) -> None:
     """hold=False leaves out the hold of a scheduler (the slowest check: the keeper's return and the cluster's
-    settling), for a caller whose target's holds another test proves on the same hosts."""
+    settling), for a caller whose target's holds another test proves on the same hosts. shell=False leaves out the
+    checks that run a shell inside a host (a target that only models its commands)."""
     check_identity(target)
     check_health(target)
     check_components(target)
     check_commands(target)
+    if shell:
+        check_shell(target)
     if Capability.SIGNAL in target.capabilities():
         check_signals(target)
     if hold and Capability.HOLD in target.capabilities():
@@ -129,9 +132,19 @@ def check_commands(target: Target) -> None:
     assert isinstance(target.exec(host, ["false"], check=False), str)
     with pytest.raises(QuorumError):
         target.exec(host, ["false"])
+    assert target.run(host, ["false"]).rc != 0 and target.run(host, ["echo", "x"]).stdout.strip() == "x"
     assert target.address(host)
     if {Capability.SHAPE, Capability.NETWORK} & target.capabilities():  # what shaping and random loss act on
         assert target.link(host)
+
+
+def check_shell(target: Target) -> None:
+    """`run` keeps a command's exit code and its two outputs apart, and testinfra reaches the host through it."""
+    host = target.hosts(HostRole.CONTROLLER)[0]
+    ran = target.run(host, ["sh", "-c", "echo out; echo err >&2; exit 3"])
+    assert (ran.rc, ran.stdout.strip(), ran.stderr.strip()) == (3, "out", "err"), ran
+    infra = target.testinfra(host)
+    assert infra.run("exit 4").rc == 4 and infra.file("/proc/self/stat").exists
 
 
 def check_signals(target: Target) -> None:

@@ -3,7 +3,8 @@
 Commands are argument lists, quoted with shlex.join: no value from an inventory is pasted into a command string.
 Host keys are checked: `strict` refuses a host known_hosts does not list; `accept-new` adds it on first contact;
 a key that differs from the listed one is refused by both. Each failure to connect is a RemoteError naming the
-host, what failed and the fix. The testinfra host built on the same connection serves the conformance checks."""
+host, what failed and the fix. The remote target's testinfra host runs its commands through `run` here
+(harness/target/hosts.py), so it checks host keys as every other command does."""
 
 from __future__ import annotations
 
@@ -12,15 +13,11 @@ import socket
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import paramiko
 
 from harness.errors import ClusterError
 from harness.inventory.model import HostKeyPolicy, Ssh
-
-if TYPE_CHECKING:
-    import testinfra.host
 
 CONNECT_TIMEOUT_S = 10.0
 CHANNEL_TIMEOUT_S = 15.0  # for sshd to open a session on a live connection (it answers in milliseconds when well)
@@ -182,19 +179,7 @@ class SshHost:
             raise RemoteError(f"{self.where}: cannot write {path}: {err.strip()}",
                               "check the path and the user's rights (sudo)")
 
-    @cached_property
-    def testinfra(self) -> testinfra.host.Host:
-        """A testinfra host on this connection (its paramiko backend, with this client and its host-key policy)."""
-        from testinfra.backend.paramiko import ParamikoBackend
-        from testinfra.host import Host
-
-        backend = ParamikoBackend(f"paramiko://{self.settings.user}@{self.address}:{self.settings.port}",
-                                  sudo=self.settings.sudo)
-        backend.client = self.client  # its own would accept any host key (paramiko.WarningPolicy)
-        return Host(backend)
-
     def close(self) -> None:
-        self.__dict__.pop("testinfra", None)  # built on this connection
         if "client" in self.__dict__:
             self.client.close()
             del self.__dict__["client"]

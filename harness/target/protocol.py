@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import Unsupported  # noqa: F401 - the protocol's error, defined beside QuorumError
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
+from harness.target.hosts import Hosts
 from harness.target.network import InHostNetwork
 from harness.target.pods import PodContainers
 from harness.target.promises import ConfiguredPromises
@@ -24,8 +25,6 @@ from harness.target.self_hosted import SelfHostedRecovery
 from harness.topology import Component
 
 if TYPE_CHECKING:
-    import testinfra.host
-
     from harness.faults.base import Fault
 
     from harness.clients.etcdapi import EtcdClient, EtcdCredentials
@@ -56,7 +55,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainers, ComponentReleases, ABC):
+class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainers, ComponentReleases, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)
@@ -121,10 +120,6 @@ class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainer
         return facts
 
     @abstractmethod
-    def hosts(self, role: str | None = None) -> list[str]:
-        """The target's hosts (of one HostRole), in a stable order."""
-
-    @abstractmethod
     def component_hosts(self, component: Component | str) -> list[str]:
         """The hosts that run `component`, in a stable order."""
 
@@ -149,40 +144,6 @@ class Target(InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainer
             self.__dict__.pop(cached, None)
         self.__init__(self.run_dir)  # type: ignore[misc]
         return self
-
-    # ---- commands and files inside hosts ---------------------------------------------------------
-
-    @abstractmethod
-    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
-        """Run a command inside a host; its standard output. check: raise a QuorumError when it fails."""
-
-    def read_file(self, host: str, path: str) -> str:
-        return self.exec(host, ["cat", path])
-
-    @abstractmethod
-    def put_file(self, host: str, path: str, text: str) -> None:
-        """Replace a file inside a host atomically (a hidden file beside it, then a rename): watchers such as the
-        kubelet never read half a file."""
-
-    @abstractmethod
-    def testinfra(self, host: str) -> "testinfra.host.Host":
-        """A pytest-testinfra host whose commands and file checks run inside `host`."""
-
-    def process_state(self, host: str, pid: int) -> str | None:
-        """The one-letter state of a process in `host` (R, S, T for stopped...), None if it is gone."""
-        fields = self._stat(host, pid)
-        return fields[0] if fields else None
-
-    def process_started(self, host: str, pid: int) -> str | None:
-        """When the process `pid` in `host` started (clock ticks since boot: with the pid, it names one process
-        for good, where a pid alone may be reused after a reboot), None if it is gone."""
-        fields = self._stat(host, pid)
-        return fields[19] if len(fields) > 19 else None
-
-    def _stat(self, host: str, pid: int) -> list[str]:
-        """/proc/<pid>/stat after the command name: fields 3 onwards (proc(5))."""
-        stat = self.exec(host, ["cat", f"/proc/{int(pid)}/stat"], check=False)
-        return stat.rsplit(")", 1)[1].split() if ")" in stat else []
 
     # ---- clients -------------------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from harness.backends.fake.clients import FakeApi, FakeEtcd
 from harness.run.state import RunState
-from harness.shell import CommandError
 from harness.target.capabilities import Capability
+from harness.target.hosts import Ran
 from harness.target.protocol import LEASES, HostRole, Target, component_name
 from harness.toolchain.versions import ETCD_VERSION, Version
 from harness.topology import Component, HealthCheck, Role, Topology, load_topology
@@ -118,25 +118,23 @@ class FakeTarget(Target):
 
     # ---- commands and files --------------------------------------------------------------------
 
-    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+    def run(self, host: str, argv: list[str], *, timeout: float = 60.0) -> Ran:
         """Recorded; `echo` echoes, `false` fails, and etcdctl's snapshot save leaves a file, as they would."""
         with self.changing() as model:
             model["calls"].append(["exec", host, list(argv)])
         if "snapshot" in argv and "save" in argv:
             Path(argv[argv.index("save") + 1]).write_bytes(b"fake etcd snapshot")
-        if argv[:1] == ["false"] and check:
-            raise CommandError(argv, 1, "")
+        if argv[:1] == ["false"]:
+            return Ran(tuple(argv), 1, "", "")
         if argv[1:] == ["--help"]:  # every release takes every flag the model's components run with
-            return "".join(f"      {flag.split('=')[0]} string\n" for c in self.model()["components"].values()
-                           for flag in c["argv"][1:])
-        return " ".join(argv[1:]) + "\n" if argv[:1] == ["echo"] else ""
+            return Ran(tuple(argv), 0, "".join(f"      {flag.split('=')[0]} string\n"
+                                                for c in self.model()["components"].values()
+                                                for flag in c["argv"][1:]), "")
+        return Ran(tuple(argv), 0, " ".join(argv[1:]) + "\n" if argv[:1] == ["echo"] else "", "")
 
     def put_file(self, host: str, path: str, text: str) -> None:
         with self.changing() as model:
             model["calls"].append(["put_file", host, path])
-
-    def testinfra(self, host: str):
-        raise NotImplementedError("the fake target has no hosts to run testinfra in")
 
     def process_state(self, host: str, pid: int) -> str | None:
         entry = next((c for c in self.model()["components"].values() if c["pid"] == pid), None)

@@ -15,7 +15,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import requests
-import testinfra.host
 import yaml
 from python_on_whales.exceptions import DockerException
 
@@ -33,6 +32,7 @@ from harness.net.netns import assert_local
 from harness.pki import Pair
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
+from harness.target.hosts import Ran
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
 from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s,
                                 held_manifest_return_s, kind_partition_recovery_s, kind_whole_cluster_after_s,
@@ -113,14 +113,15 @@ class KindTarget(Target):
 
     # ---- commands and files ----------------------------------------------------------------------
 
-    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
+    def run(self, host: str, argv: list[str], *, timeout: float = 60.0) -> Ran:
         try:
-            return client().container.execute(self.container(host), argv) or ""
-        except DockerException as error:
-            if not check:
-                return ""
-            raise ClusterError(f"{' '.join(argv[:3])} in node {host} failed: {str(error)[-500:]}",
-                               "docker ps -a shows the cluster's nodes; quorum down removes them") from None
+            return Ran(tuple(argv), 0, client().container.execute(self.container(host), argv) or "", "")
+        except DockerException as error:  # the command's own failure, or the node's (gone, stopped)
+            return Ran(tuple(argv), error.return_code or 1, error.stdout or "", error.stderr or str(error))
+
+    def command_failed(self, host: str, ran: Ran) -> ClusterError:
+        return ClusterError(f"{' '.join(ran.argv[:3])} in node {host} failed (exit {ran.rc}): {ran.stderr[-500:]}",
+                            "docker ps -a shows the cluster's nodes; quorum down removes them")
 
     def put_file(self, host: str, path: str, text: str) -> None:
         self.replace_file(self.container(host), path, text)
@@ -134,9 +135,6 @@ class KindTarget(Target):
             local.write_text(text)
             client().container.copy(local, (container, hidden))
         client().container.execute(container, ["mv", "-f", hidden, path])
-
-    def testinfra(self, host: str) -> testinfra.host.Host:
-        return testinfra.host.get_host(f"docker://{self.container(host)}")
 
     # ---- clients -------------------------------------------------------------------------------
 

@@ -10,9 +10,6 @@ import time
 from functools import cached_property
 from pathlib import Path
 
-import testinfra.host
-
-from harness.backends.process.hostinfra import NamespaceBackend
 from harness.backends.process.membership import Membership
 from harness.backends.process.processes import cmdline, pids_in_netns, send
 from harness.backends.process.supervisor import STABLE_AFTER_S, Control
@@ -28,8 +25,9 @@ from harness.errors import ClusterError, FaultError
 from harness.net.netns import assert_local, host_link, netns_name
 from harness.pki import Pair
 from harness.run.state import RunState
-from harness.shell import in_netns, run
+from harness.shell import completed, in_netns, run
 from harness.target.capabilities import Capability
+from harness.target.hosts import Ran
 from harness.target.protocol import HostRole, Target, component_name
 from harness.thresholds import restart_budget_s
 from harness.toolchain.install import Toolchain
@@ -104,8 +102,9 @@ class ProcessTarget(Membership, Target):
     def netns(self, host: str) -> str:
         return netns_name(self.run_id, host)
 
-    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
-        return run(in_netns(self.netns(host), argv), check=check, timeout=timeout)
+    def run(self, host: str, argv: list[str], *, timeout: float = 60.0) -> Ran:
+        done = completed(in_netns(self.netns(host), argv), timeout=timeout)
+        return Ran(tuple(argv), done.returncode, done.stdout, done.stderr)
 
     def read_file(self, host: str, path: str) -> str:
         return Path(path).read_text()  # hosts share the machine's filesystem
@@ -118,10 +117,6 @@ class ProcessTarget(Membership, Target):
         with os.fdopen(os.open(hidden, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
             out.write(text)
         os.replace(hidden, target)
-
-    def testinfra(self, host: str) -> testinfra.host.Host:
-        self.topology.host(host)  # KeyError naming the hosts
-        return testinfra.host.Host(NamespaceBackend(self.netns(host)))
 
     def _stat(self, host: str, pid: int) -> list[str]:
         try:  # hosts share the machine's pid namespace

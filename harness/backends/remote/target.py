@@ -29,12 +29,11 @@ from harness.pki import Pair
 from harness.remote.ssh import RemoteError, SshHost
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
+from harness.target.hosts import Ran
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
 from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
 
 if TYPE_CHECKING:
-    import testinfra.host
-
     from harness.faults.base import Fault
 
 INVENTORY = "topology.yaml"  # the run directory's copy of the inventory, its local paths made absolute
@@ -91,23 +90,16 @@ class RemoteTarget(RemoteLinks, Target):
     def ssh(self) -> dict[str, SshHost]:
         return ssh_hosts(self.topology, self.run_dir)
 
-    def exec(self, host: str, argv: list[str], *, check: bool = True, timeout: float = 60.0) -> str:
-        try:
-            result = self.ssh[host].run(argv, timeout_s=timeout)
-        except RemoteError:
-            if not check:
-                return ""
-            raise
-        if check and not result.ok:
-            raise RemoteError(f"{argv[0]} on {self.ssh[host].where} exited {result.rc}: {result.stderr.strip()[-300:]}",
-                              "run it there by hand to see why")
-        return result.stdout
+    def run(self, host: str, argv: list[str], *, timeout: float = 60.0) -> Ran:
+        result = self.ssh[host].run(argv, timeout_s=timeout)
+        return Ran(tuple(argv), result.rc, result.stdout, result.stderr)
+
+    def command_failed(self, host: str, ran: Ran) -> RemoteError:
+        return RemoteError(f"{ran.argv[0]} on {self.ssh[host].where} exited {ran.rc}: {ran.stderr.strip()[-300:]}",
+                           "run it there by hand to see why")
 
     def put_file(self, host: str, path: str, text: str) -> None:
         self.ssh[host].write_file(path, text.encode())
-
-    def testinfra(self, host: str) -> "testinfra.host.Host":
-        return self.ssh[host].testinfra
 
     def close(self) -> None:
         for ssh in self.__dict__.get("ssh", {}).values():
