@@ -141,10 +141,11 @@ class StaticPods:
             return None, 0
         return (int(lines[0]) if lines[0].isdigit() else None), len(lines) - 1
 
-    def release(self, target: Host, node: str, component: str) -> None:
+    def release(self, target: Host, node: str, component: str) -> bool:
+        """End the hold, whichever way it was made; whether there was one."""
         looping = checked(component) in CRASH_LOOP
         try:
-            self.end_crash_loop(target, node, component) if looping else self.put_back(target, node, component)
+            return self.end_crash_loop(target, node, component) if looping else self.put_back(target, node, component)
         except ClusterError as error:
             undo = (f"rm -f {self.loop_flag(component)}" if looping else
                     f"mv {self.held_path(component)} {self.manifest_path(component)}")

@@ -13,8 +13,14 @@ systemd.service(5) reads ExecStart= (double quotes, backslash escapes, %% and $$
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from harness.components.static_pod import Host, signal_name
+from harness.components.systemd_unit import UnitRestartPolicy, parse_show, show_command
 from harness.errors import FaultError
+from harness.target.keeper import Keeper
+from harness.thresholds import STARTUP_ALLOWANCE_S
+from harness.topology import Component
 from harness.validation import UNIT
 
 DROP_IN = "zz-quorum-override.conf"  # sorts last, so its ExecStart= wins over the owner's drop-ins
@@ -90,3 +96,60 @@ class SystemdUnits:
     def sweep(self, target: Host, node: str, units: list[str]) -> list[str]:
         done = [f"removed the override of {unit} on {node}" for unit in units if self.restore(target, node, unit)]
         return done + [f"started {unit} on {node}" for unit in units if self.release(target, node, unit)]
+
+
+class SystemdKeeper(Keeper):
+    """systemd as a component's keeper (harness/target/keeper.py): the unit's holds and drop-ins above, and what
+    its restart policy promises as `systemctl show` reads it on each host (a unit may be configured otherwise on
+    one host). `component_hosts()`: the hosts that run it, for the promise that holds on all of them."""
+
+    def __init__(self, hosts: Host, units: SystemdUnits, component: Component, unit: str,
+                 component_hosts: Callable[[], list[str]]) -> None:
+        self.hosts = hosts
+        self.units = units
+        self.component = component
+        self.unit = checked(unit)
+        self.component_hosts = component_hosts
+
+    def policy(self, host: str) -> UnitRestartPolicy:
+        return parse_show(self.unit, self.hosts.exec(host, show_command(self.unit)))
+
+    def hold(self, host: str, signal: str = "SIGKILL") -> None:
+        self.units.hold(self.hosts, host, self.unit, signal)
+
+    def release(self, host: str) -> bool:
+        return self.units.release(self.hosts, host, self.unit)
+
+    def held(self, host: str) -> bool:
+        return self.units.is_held(self.hosts, host, self.unit)
+
+    def command_line(self, host: str) -> None:
+        """None: the unit's ExecStart= may wrap the component (a script, an environment file), so the live
+        command line is the configured one."""
+        return None
+
+    def override(self, host: str, argv: list[str]) -> None:
+        self.units.override(self.hosts, host, self.unit, argv)
+
+    def restore(self, host: str) -> bool:
+        return self.units.restore(self.hosts, host, self.unit)
+
+    def restarts(self, host: str) -> int:
+        """The unit's NRestarts."""
+        return self.policy(host).restarts
+
+    def restart_budget_s(self, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        """The slowest host's delay before that restart (RestartSec=, its steps, the start rate limit), plus the
+        component's start-up allowance."""
+        delays = [self.policy(host).restart_delay_s(kill, earlier_restarts) for host in self.component_hosts()]
+        return max(delays, default=0.0) + STARTUP_ALLOWANCE_S[self.component]
+
+    def held_return_s(self, host: str) -> float:
+        """A released unit is started at once: its start-up allowance."""
+        return STARTUP_ALLOWANCE_S[self.component]
+
+    def log_tail(self, host: str, lines: int = 80) -> str:
+        return self.hosts.exec(host, ["journalctl", "--no-pager", "-u", self.unit, "-n", str(int(lines))], check=False)
+
+    def sweep(self, host: str) -> list[str]:
+        return self.units.sweep(self.hosts, host, [self.unit])

@@ -149,7 +149,7 @@ def test_a_bad_inventory_is_one_clear_error_before_any_test(tmp_path):
 
 
 class UnitsOnHosts:
-    """What promises.py asks of a remote target: its inventory, the hosts of a component, a command's output."""
+    """What a remote target's keepers ask of it: its inventory, the hosts of a component, a command's output."""
 
     def __init__(self, inventory, shown: dict[str, str]):
         self.topology, self.shown, self.asked = inventory, shown, []
@@ -163,25 +163,30 @@ class UnitsOnHosts:
 
 
 def test_a_systemd_components_budget_is_its_slowest_hosts_restart_delay_plus_its_start_up(tmp_path):
-    from harness.backends.remote import promises
+    from harness.backends.remote.keepers import keeper_of
+    from harness.components.static_pod_keeper import StaticPodKeeper
+    from harness.components.systemd_keeper import SystemdKeeper
     from harness.thresholds import STARTUP_ALLOWANCE_S, static_pod_restart_budget_s
     from harness.topology import Component
 
     inventory = load_inventory(usable(tmp_path, example()))  # etcd: etcd-member.service; the rest static pods
     shown = "LoadState=loaded\nRestart=always\nRestartUSec={}\nStartLimitIntervalUSec=0\nNRestarts=2\n"
     target = UnitsOnHosts(inventory, {"controller-0": shown.format("5s"), "controller-1": shown.format("1min")})
-    assert promises.restart_budget_s(target, Component.ETCD, 1, 0) == 60.0 + STARTUP_ALLOWANCE_S[Component.ETCD]
+    etcd, scheduler = keeper_of(target, Component.ETCD), keeper_of(target, Component.SCHEDULER)
+    assert isinstance(etcd, SystemdKeeper) and isinstance(scheduler, StaticPodKeeper)
+    assert etcd.restart_budget_s(kill=1) == 60.0 + STARTUP_ALLOWANCE_S[Component.ETCD]
     assert target.asked[0][1][:2] == ["systemctl", "show"] and target.asked[0][1][-1] == "etcd-member.service"
-    assert promises.restarts(target, Component.ETCD, "controller-0") == 2
+    assert etcd.restarts("controller-0") == 2
     # a static pod: the kubelet's crash back-off, nothing read from the hosts
-    assert promises.restart_budget_s(target, Component.SCHEDULER, 1, 0) == \
-        static_pod_restart_budget_s(Component.SCHEDULER, 1, 0)
+    asked = len(target.asked)
+    assert scheduler.restart_budget_s(kill=1) == static_pod_restart_budget_s(Component.SCHEDULER, 1, 0)
+    assert len(target.asked) == asked
 
 
 def test_a_static_pods_back_off_resets_as_its_kubelets_and_a_units_does_not_grow(tmp_path):
     import time
 
-    from harness.backends.remote import promises
+    from harness.backends.remote.keepers import keeper_of
     from harness.clients.kubeapi import PodRestarts
     from harness.topology import Component
 
@@ -192,10 +197,31 @@ def test_a_static_pods_back_off_resets_as_its_kubelets_and_a_units_does_not_grow
     inventory = load_inventory(usable(tmp_path, example()))  # etcd: etcd-member.service; the rest static pods
     target = UnitsOnHosts(inventory, {"controller-0": "node-0\n", "controller-1": "node-9\n"})
     target.api = MirrorPods()
-    assert promises.back_off_reset_in_s(target, Component.ETCD, "controller-0") == 0.0  # RestartSec does not grow
-    assert 499 < promises.back_off_reset_in_s(target, Component.SCHEDULER, "controller-0") <= 501
+    etcd, scheduler = keeper_of(target, Component.ETCD), keeper_of(target, Component.SCHEDULER)
+    assert etcd.back_off_reset_in_s("controller-0") == 0.0  # RestartSec does not grow
+    assert 499 < scheduler.back_off_reset_in_s("controller-0") <= 501
     with pytest.raises(ClusterError, match="no mirror pod kube-scheduler-node-9"):
-        promises.back_off_reset_in_s(target, Component.SCHEDULER, "controller-1")
+        scheduler.back_off_reset_in_s("controller-1")
+
+
+def test_a_plain_process_has_no_keeper_so_holds_overrides_and_promises_are_unsupported_with_the_fix(tmp_path):
+    from harness.backends.remote.keepers import keeper_of
+    from harness.target.protocol import Unsupported
+    from harness.topology import Component
+
+    data = example()
+    data["components"]["kube-scheduler"] = {"runs_as": "process"}
+    target = UnitsOnHosts(load_inventory(usable(tmp_path, data)), {"controller-0": ""})
+    keeper = keeper_of(target, Component.SCHEDULER)
+    for act in (lambda: keeper.hold("controller-0"), lambda: keeper.override("controller-0", ["kube-scheduler"]),
+                lambda: keeper.release("controller-0"), lambda: keeper.restore("controller-0"),
+                lambda: keeper.restarts("controller-0"), lambda: keeper.restart_budget_s(kill=1)):
+        with pytest.raises(Unsupported, match="kube-scheduler runs as process") as refused:
+            act()
+        assert "static pod or a systemd unit" in refused.value.fix
+    # nothing was held or overridden, so there is nothing to undo, and nothing was run on the host
+    assert not keeper.held("controller-0") and keeper.sweep("controller-0") == [] and keeper.command_line("c") is None
+    assert target.asked == []
 
 
 def test_a_fault_the_owners_limits_refuse_skips_its_scenario_naming_the_limit(tmp_path):

@@ -23,6 +23,7 @@ from harness.checkpointer.manifest import CHECKPOINT
 from harness.clients.checkpoints import pod_ready
 from harness.clients import kubeapi
 from harness.clients.kubeapi import PodRestarts
+from harness.components.static_pod_keeper import StaticPodKeeper
 from harness.errors import ClusterError, FaultError, FaultRefused
 from harness.wait import wait_for
 
@@ -189,12 +190,28 @@ def pod_restarts(cluster: "KindTarget", component: str, node: str) -> PodRestart
                                                              default=None))
 
 
-def refuse_manifest_fault(cluster: "KindTarget", component: str, what: str) -> None:
-    """Holds and flag overrides act on a static pod's manifest, which a self-hosted component has no more."""
-    if cluster.topology.kind.self_hosted and component in SELF_HOSTED:
-        workload_kind = "DaemonSet" if component == "kube-apiserver" else "Deployment"
-        raise FaultRefused(f"{what} {component} on a self-hosted control plane: it is a {workload_kind} pod, not a "
-                           "static pod whose manifest Quorum can move or rewrite (not built yet: issue #23)")
+def is_self_hosted(cluster: "KindTarget", component: str) -> bool:
+    return bool(cluster.topology.kind.self_hosted) and component in SELF_HOSTED
+
+
+class SelfHostedKeeper(StaticPodKeeper):
+    """A self-hosted component's pods: the kubelet runs them for a DaemonSet or a Deployment, not from a manifest
+    on the node's disk, so holds and flag overrides (manifest moves and rewrites) are refused; its restarts, back-off
+    and logs are read as a static pod's."""
+
+    def _refuse(self, what: str) -> FaultRefused:
+        workload_kind = "DaemonSet" if self.name == "kube-apiserver" else "Deployment"
+        return FaultRefused(f"{what} {self.name} on a self-hosted control plane: it is a {workload_kind} pod, not a "
+                            "static pod whose manifest Quorum can move or rewrite (not built yet: issue #23)")
+
+    def hold(self, host: str, signal: str = "SIGKILL") -> None:
+        raise self._refuse("holding")
+
+    def command_line(self, host: str) -> list[str]:
+        raise self._refuse("changing the command line of")
+
+    def override(self, host: str, argv: list[str]) -> None:
+        raise self._refuse("overriding the flags of")
 
 
 @contextlib.contextmanager

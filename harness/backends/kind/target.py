@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import os
 import tempfile
-import time
 from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
@@ -20,13 +19,14 @@ from python_on_whales.exceptions import DockerException
 
 from harness.backends.docker.engine import client
 from harness.backends.kind import health, nodes, power, self_hosted, static_pods
-from harness.backends.kind.cluster import KIND_LABEL, cluster_name
+from harness.backends.kind.cluster import cluster_name
 from harness.backends.kind.static_pods import ETCD_CLIENT_PORT
 from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient, PodRestarts
 from harness.components.flags import parse_flags
 from harness.components import runtime
+from harness.components.static_pod_keeper import StaticPodKeeper
 from harness.errors import ClusterError
 from harness.net.netns import assert_local
 from harness.pki import Pair
@@ -34,9 +34,8 @@ from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.hosts import Ran
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
-from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, crash_loop_return_s,
-                                held_manifest_return_s, kind_partition_recovery_s, kind_whole_cluster_after_s,
-                                kubelet_back_off_reset_in_s, static_pod_restart_budget_s)
+from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, kind_partition_recovery_s,
+                                kind_whole_cluster_after_s)
 from harness.topology import Component, HealthCheck
 
 ROLES = {HostRole.CONTROLLER: "control-plane", HostRole.ETCD: "control-plane", HostRole.WORKER: "worker"}
@@ -232,33 +231,30 @@ class KindTarget(Target):
             self.exec(host, ["pkill", f"-{name}", "-x", static_pods.process_name(component_name(component))],
                       check=False)
 
+    def keeper(self, component: Component | str) -> StaticPodKeeper:
+        """The node's kubelet, running kubeadm's manifest (a self-hosted component's pod is its workload's, whose
+        manifest Quorum cannot move: harness/backends/kind/self_hosted.py)."""
+        name = Component(static_pods.checked(component_name(component)))
+        kept_by = self_hosted.SelfHostedKeeper if self_hosted.is_self_hosted(self, name.value) else StaticPodKeeper
+        return kept_by(self, static_pods.KIND, name, lambda host: self._pod_restarts(name, host), self.container)
+
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        name = component_name(component)
-        self_hosted.refuse_manifest_fault(self, name, "holding")
-        earlier = None
-        if name in static_pods.CRASH_LOOP:  # its return waits out the back-off these restarts add to
-            try:
-                earlier = self.restarts(name, host)
-            except ClusterError:
-                pass  # unknown: held_return_s allows the back-off's cap
-        static_pods.KIND.hold(self, host, name, signal, earlier_restarts=earlier)
+        self.keeper(component).hold(host, signal)
 
     def release(self, component: Component | str, host: str) -> None:
-        static_pods.KIND.release(self, host, component_name(component))
+        self.keeper(component).release(host)
 
     def held(self, component: Component | str, host: str) -> bool:
-        return static_pods.KIND.is_held(self, host, component_name(component))
+        return self.keeper(component).held(host)
 
     def command_line(self, component: Component | str, host: str) -> list[str]:
-        self_hosted.refuse_manifest_fault(self, component_name(component), "changing the command line of")
-        return static_pods.KIND.command_line(self, host, component_name(component))
+        return self.keeper(component).command_line(host)
 
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
-        self_hosted.refuse_manifest_fault(self, component_name(component), "overriding the flags of")
-        static_pods.KIND.override(self, host, component_name(component), argv)
+        self.keeper(component).override(host, argv)
 
     def restore_command_line(self, component: Component | str, host: str) -> None:
-        static_pods.KIND.restore(self, host, component_name(component))
+        self.keeper(component).restore(host)
 
     def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
         flags = {}
@@ -296,13 +292,11 @@ class KindTarget(Target):
         return self.exec(host, ["curl", "-sk", "--max-time", "1", url], check=False).strip() == "ok"
 
     def restarts(self, component: Component | str, host: str) -> int:
-        """The mirror pod's restartCount: the kubelet's crash back-off doubles with each restart (reset after 10
-        min without one)."""
-        return self._pod_restarts(component, host).restarts
+        """The mirror pod's restartCount (the self-hosted pod's, for a self-hosted component)."""
+        return self.keeper(component).restarts(host)
 
     def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
-        pod = self._pod_restarts(component, host)
-        return kubelet_back_off_reset_in_s(pod.restarts, pod.started_at, time.time())
+        return self.keeper(component).back_off_reset_in_s(host)
 
     def _pod_restarts(self, component: Component | str, host: str) -> PodRestarts:
         name = component_name(component)
@@ -316,22 +310,15 @@ class KindTarget(Target):
 
     def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
         """The tail of the static pod's newest container log, as the kubelet keeps it in the node."""
-        name = static_pods.checked(component_name(component))
-        script = (f"ls -t /var/log/pods/kube-system_{name}-{self.container(host)}_*/{name}/*.log 2>/dev/null"
-                  f" | head -n 1 | xargs -r tail -n {int(lines)}")
-        return self.exec(host, ["sh", "-c", script], check=False)
+        return self.keeper(component).log_tail(host, lines)
 
     # ---- what the configuration promises: the kubelet's static-pod recovery ----------------------------
 
     def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
-        return static_pod_restart_budget_s(Component(component_name(component)), kill, earlier_restarts)
+        return self.keeper(component).restart_budget_s(kill=kill, earlier_restarts=earlier_restarts)
 
     def held_return_s(self, component: Component | str, host: str) -> float:
-        name = component_name(component)
-        if name not in static_pods.CRASH_LOOP:
-            return held_manifest_return_s(Component(name))
-        earlier, kills = static_pods.KIND.crashes(self, host, name)
-        return crash_loop_return_s(Component(name), earlier, kills)
+        return self.keeper(component).held_return_s(host)
 
     def load_balancer_check(self) -> HealthCheck | None:
         """kind's Envoy health check (copied by the HAProxy stand-in) on the topology's path, unless a twin removed
@@ -391,7 +378,8 @@ class KindTarget(Target):
         done = []
         for node in self.hosts(HostRole.CONTROLLER):
             try:
-                done += static_pods.KIND.sweep(self, node)
+                for component in static_pods.STATIC_PODS:
+                    done += self.keeper(component).sweep(node)
             except ClusterError:
                 done.append(f"could not look for held manifests in {node} (not running?): quorum heal again once it runs")
         return done

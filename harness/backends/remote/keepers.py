@@ -1,19 +1,20 @@
-"""Holds and flag overrides on a remote target, through whatever keeps each component running there, as the
-inventory says: a static pod's kubelet (harness/components/static_pod.py) or systemd
-(harness/components/systemd_keeper.py). A plain process has no keeper Quorum knows, so neither can be done to it.
-Everything Quorum moves aside or marks is kept on the host, under FILES, so `quorum heal --target` finds it from any
-machine."""
+"""Each component's keeper on a remote target (harness/target/keeper.py), as the inventory says what runs it: a
+static pod's kubelet (harness/components/static_pod_keeper.py) or systemd (harness/components/systemd_keeper.py).
+A plain process has no keeper Quorum knows, so nothing can be held, overridden or promised for it. Everything
+Quorum moves aside or marks is kept on the host, under FILES, so `quorum heal --target` finds it from any machine."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.components.static_pod import CRASH_LOOP, StaticPods
-from harness.components.systemd_keeper import SystemdUnits
+from harness.clients.kubeapi import PodRestarts
+from harness.components.static_pod import StaticPods
+from harness.components.static_pod_keeper import StaticPodKeeper
+from harness.components.systemd_keeper import SystemdKeeper, SystemdUnits
 from harness.errors import ClusterError
 from harness.inventory.model import StaticPod, SystemdUnit
-from harness.target.protocol import Unsupported, component_name
-from harness.thresholds import STARTUP_ALLOWANCE_S, crash_loop_return_s, held_manifest_return_s
+from harness.target.keeper import Keeper
+from harness.target.protocol import Unsupported
 from harness.topology import Component
 
 if TYPE_CHECKING:
@@ -24,93 +25,73 @@ NO_KEEPER_FIX = "describe it as a static pod or a systemd unit if a kubelet or s
 UNITS = SystemdUnits(FILES)
 
 
-def how(target: "RemoteTarget", component: Component | str) -> StaticPod | SystemdUnit:
-    name = Component(component_name(component))
-    runs = target.topology.components[name]
-    if isinstance(runs, (StaticPod, SystemdUnit)):
-        return runs
-    raise Unsupported(f"{name.value} runs as {runs.runs_as}: nothing Quorum knows restarts it, so it can neither be "
-                      "kept down nor restarted with other flags", NO_KEEPER_FIX)
+class NoKnownKeeper(Keeper):
+    """A component the inventory says runs as a plain process: it is not held or overridden, so there is nothing
+    to release, restore or sweep; whatever needs a keeper is Unsupported, with the fix."""
+
+    def __init__(self, component: Component, runs_as: str) -> None:
+        self.component = component
+        self.runs_as = runs_as
+
+    def _unsupported(self, what: str) -> Unsupported:
+        return Unsupported(f"{self.component.value} runs as {self.runs_as}: nothing Quorum knows restarts it, so "
+                           f"{what}", NO_KEEPER_FIX)
+
+    def hold(self, host: str, signal: str = "SIGKILL") -> None:
+        raise self._unsupported("it can neither be kept down nor restarted with other flags")
+
+    def release(self, host: str) -> bool:
+        raise self._unsupported("it can neither be kept down nor restarted with other flags")
+
+    def held(self, host: str) -> bool:
+        return False
+
+    def command_line(self, host: str) -> None:
+        return None
+
+    def override(self, host: str, argv: list[str]) -> None:
+        raise self._unsupported("it can neither be kept down nor restarted with other flags")
+
+    def restore(self, host: str) -> bool:
+        raise self._unsupported("it can neither be kept down nor restarted with other flags")
+
+    def restarts(self, host: str) -> int:
+        raise self._unsupported(f"how often it restarted on {host} is not known")
+
+    def restart_budget_s(self, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        raise self._unsupported("what restarts it, and how soon, is not known")
+
+    def held_return_s(self, host: str) -> float:
+        raise self._unsupported("it can neither be kept down nor restarted with other flags")
+
+    def log_tail(self, host: str, lines: int = 80) -> str:
+        return ""
+
+    def sweep(self, host: str) -> list[str]:
+        return []
 
 
-def pods(runs: StaticPod) -> StaticPods:
-    return StaticPods(runs.manifest_dir, FILES)
-
-
-def keeper(target: "RemoteTarget", component: Component | str) -> tuple[StaticPods | SystemdUnits, str]:
-    """What keeps the component running, and the name it knows it by (the pod's, or the unit's)."""
-    runs = how(target, component)
-    return (UNITS, runs.unit) if isinstance(runs, SystemdUnit) else (pods(runs), component_name(component))
-
-
-def hold(target: "RemoteTarget", component: Component | str, host: str, signal: str) -> None:
-    name, runs = component_name(component), how(target, component)
+def keeper_of(target: "RemoteTarget", component: Component) -> Keeper:
+    """What keeps the component running on the target's hosts, as its inventory says."""
+    runs = target.topology.components[component]
     if isinstance(runs, SystemdUnit):
-        UNITS.hold(target, host, runs.unit, signal)
-        return
-    earlier = None
-    if name in CRASH_LOOP:  # its return waits out the back-off these restarts add to
-        try:
-            earlier = target.restarts(name, host)
-        except ClusterError:
-            pass  # unknown: held_return_s allows the back-off's cap
-    pods(runs).hold(target, host, name, signal, earlier_restarts=earlier)
+        return SystemdKeeper(target, UNITS, component, runs.unit, lambda: target.component_hosts(component))
+    if isinstance(runs, StaticPod):
+        return StaticPodKeeper(target, StaticPods(runs.manifest_dir, FILES), component,
+                               lambda host: mirror_pod(target, component, host), lambda host: node_name(target, host))
+    return NoKnownKeeper(component, runs.runs_as)
 
 
-def release(target: "RemoteTarget", component: Component | str, host: str) -> None:
-    kept_by, name = keeper(target, component)
-    kept_by.release(target, host, name)
+def node_name(target: "RemoteTarget", host: str) -> str:
+    """The kubelet's name for the host: its hostname, unless the kubelet was told otherwise."""
+    return target.exec(host, ["hostname"]).strip()
 
 
-def held(target: "RemoteTarget", component: Component | str, host: str) -> bool:
-    runs = target.topology.components[Component(component_name(component))]
-    if isinstance(runs, SystemdUnit):
-        return UNITS.is_held(target, host, runs.unit)
-    return isinstance(runs, StaticPod) and pods(runs).is_held(target, host, component_name(component))
-
-
-def held_return_s(target: "RemoteTarget", component: Component | str, host: str) -> float:
-    """From release until it answers: a unit starts at once (its start-up allowance); a static pod waits for the
-    kubelet as on kind (the manifest's pick-up and one crash back-off step, or the crash loop's back-off)."""
-    name, runs = Component(component_name(component)), how(target, component)
-    if isinstance(runs, SystemdUnit):
-        return STARTUP_ALLOWANCE_S[name]
-    if name.value not in CRASH_LOOP:
-        return held_manifest_return_s(name)
-    earlier, kills = pods(runs).crashes(target, host, name.value)
-    return crash_loop_return_s(name, earlier, kills)
-
-
-def override(target: "RemoteTarget", component: Component | str, host: str, argv: list[str]) -> None:
-    kept_by, name = keeper(target, component)
-    kept_by.override(target, host, name, argv)
-
-
-def restore(target: "RemoteTarget", component: Component | str, host: str) -> None:
-    kept_by, name = keeper(target, component)
-    kept_by.restore(target, host, name)
-
-
-def command_line(target: "RemoteTarget", component: Component | str, host: str) -> list[str] | None:
-    """The configured command line where Quorum can read it without the process (a static pod's manifest); None
-    elsewhere: the live command line is the configured one."""
-    runs = target.topology.components[Component(component_name(component))]
-    return pods(runs).command_line(target, host, component_name(component)) if isinstance(runs, StaticPod) else None
-
-
-def sweep(target: "RemoteTarget") -> list[str]:
-    """Without a journal, on every host: held manifests back, crash loops ended, originals restored, held units
-    started, Quorum's drop-ins removed."""
-    done = []
-    for host in target.hosts():
-        here = [c for c in target.topology.components if host in target.component_hosts(c)]
-        try:
-            for component in here:
-                runs = target.topology.components[component]
-                if isinstance(runs, StaticPod):
-                    done += pods(runs).sweep(target, host, (component.value,))
-                elif isinstance(runs, SystemdUnit):
-                    done += UNITS.sweep(target, host, [runs.unit])
-        except ClusterError as error:  # a host that does not answer: the others are still swept
-            done.append(f"could not sweep {host}: {error.problem}")
-    return done
+def mirror_pod(target: "RemoteTarget", component: Component, host: str) -> PodRestarts:
+    node = node_name(target, host)
+    pod = target.api.mirror_pod(component.value, node)
+    if pod is None:
+        raise ClusterError(f"no mirror pod {component.value}-{node} for {host} through {target.topology.api_endpoint}",
+                           "the kubelet names a static pod <name>-<node name>: is the node named otherwise? "
+                           "(quorum inventory check shows whether the API answers)")
+    return pod

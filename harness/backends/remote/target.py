@@ -24,12 +24,13 @@ from harness.errors import ClusterError
 from harness.inventory.check import ssh_hosts
 from harness.inventory.discover import find_pids
 from harness.inventory.load import load_inventory
-from harness.inventory.model import HostRole as InventoryRole, Inventory, StaticPod, SystemdUnit
+from harness.inventory.model import HostRole as InventoryRole, Inventory
 from harness.pki import Pair
 from harness.remote.ssh import RemoteError, SshHost
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.hosts import Ran
+from harness.target.keeper import Keeper
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
 from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
 
@@ -227,6 +228,10 @@ class RemoteTarget(RemoteLinks, Target):
 
     # ---- components ----------------------------------------------------------------------------
 
+    def keeper(self, component: Component | str) -> Keeper:
+        """What keeps the component running, as the inventory says (harness/backends/remote/keepers.py)."""
+        return keepers.keeper_of(self, Component(component_name(component)))
+
     def pid(self, component: Component | str, host: str) -> int | None:
         pids = find_pids(self.ssh[host], [component_name(component)])[component_name(component)]
         return pids[0] if len(pids) == 1 else None
@@ -240,7 +245,7 @@ class RemoteTarget(RemoteLinks, Target):
 
     def command_line(self, component: Component | str, host: str) -> list[str]:
         """A static pod's manifest; elsewhere what runs (Quorum did not write this cluster's configuration)."""
-        return keepers.command_line(self, component, host) or self._argv(component, host)
+        return self.keeper(component).command_line(host) or self._argv(component, host)
 
     def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
         return {host: parse_flags(self._argv(component, host)[1:]) for host in self.component_hosts(component)}
@@ -258,10 +263,10 @@ class RemoteTarget(RemoteLinks, Target):
                               "the login needs root or passwordless sudo (ssh.sudo: true)")
 
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        keepers.hold(self, component, host, signal)
+        self.keeper(component).hold(host, signal)
 
     def release(self, component: Component | str, host: str) -> None:
-        keepers.release(self, component, host)
+        self.keeper(component).release(host)
 
     def admit(self, fault: "Fault", active: list["Fault"]) -> None:
         """The inventory's limits (harness/backends/remote/limits.py)."""
@@ -274,14 +279,14 @@ class RemoteTarget(RemoteLinks, Target):
         host_journal.forget(self, fault.id, host_journal.touched(self, fault))
 
     def held(self, component: Component | str, host: str) -> bool:
-        return keepers.held(self, component, host)
+        return self.keeper(component).held(host)
 
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
-        keepers.override(self, component, host, argv)
+        self.keeper(component).override(host, argv)
         self._seen_flags.pop((component_name(component), host), None)
 
     def restore_command_line(self, component: Component | str, host: str) -> None:
-        keepers.restore(self, component, host)
+        self.keeper(component).restore(host)
         self._seen_flags.pop((component_name(component), host), None)
 
     def component_healthy(self, component: Component | str, host: str) -> bool:
@@ -302,30 +307,27 @@ class RemoteTarget(RemoteLinks, Target):
         except (ClusterError, RemoteError):
             return False
 
-    restarts = promises.restarts  # a unit's NRestarts, a static pod's restartCount
-    back_off_reset_in_s = promises.back_off_reset_in_s
+    def restarts(self, component: Component | str, host: str) -> int:
+        """As its keeper counts them: a unit's NRestarts, a static pod's restartCount."""
+        return self.keeper(component).restarts(host)
+
+    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
+        return self.keeper(component).back_off_reset_in_s(host)
 
     def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
         """The unit's journal, or a static pod's newest container log as the kubelet keeps it; nothing for a
         process whose keeper Quorum does not know."""
-        name, how = component_name(component), self.topology.components.get(Component(component_name(component)))
-        if isinstance(how, SystemdUnit):
-            return self.exec(host, ["journalctl", "--no-pager", "-u", how.unit, "-n", str(int(lines))], check=False)
-        if isinstance(how, StaticPod):
-            logs = self.exec(host, ["sh", "-c", 'ls -t /var/log/pods/kube-system_"$1"-*/"$1"/*.log 2>/dev/null',
-                                    "sh", name], check=False).split()
-            return self.exec(host, ["tail", "-n", str(int(lines)), logs[0]], check=False) if logs else ""
-        return ""
+        return self.keeper(component).log_tail(host, lines)
 
     # ---- what the configuration promises ----------------------------------------------------------
 
     def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
         """As the component's keeper promises it (a static pod's kubelet, a systemd unit's restart policy);
         Unsupported for a process whose keeper Quorum does not know."""
-        return promises.restart_budget_s(self, component, kill, earlier_restarts)
+        return self.keeper(component).restart_budget_s(kill=kill, earlier_restarts=earlier_restarts)
 
     def held_return_s(self, component: Component | str, host: str) -> float:
-        return keepers.held_return_s(self, component, host)
+        return self.keeper(component).held_return_s(host)
 
     def leader_election(self) -> LeaderElection:
         return promises.leader_election(self)  # Quorum did not write the configuration: what runs is what promises
@@ -388,4 +390,14 @@ class RemoteTarget(RemoteLinks, Target):
         return self._hostnames.get(hostname, hostname)
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:  # no remote fault is unsafe to restore
-        return keepers.sweep(self)
+        """Without a journal, on every host: each of its components' keepers undoes what a fault left (held
+        manifests back, crash loops ended, originals restored, held units started, Quorum's drop-ins removed)."""
+        done = []
+        for host in self.hosts():
+            try:
+                for component in self.topology.components:
+                    if host in self.component_hosts(component):
+                        done += self.keeper(component).sweep(host)
+            except ClusterError as error:  # a host that does not answer: the others are still swept
+                done.append(f"could not sweep {host}: {error.problem}")
+        return done
