@@ -17,6 +17,7 @@ from harness.errors import Unsupported  # noqa: F401 - the protocol's error, def
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.hosts import Hosts
+from harness.target.keeper import Keeper
 from harness.target.network import InHostNetwork
 from harness.target.pods import PodContainers
 from harness.target.promises import ConfiguredPromises
@@ -205,27 +206,36 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
         continues the process it paused, not a successor); a process that is gone needs nothing."""
 
     @abstractmethod
+    def keeper(self, component: Component | str) -> Keeper:
+        """What keeps the component running on the target's hosts (harness/target/keeper.py); the verbs below ask
+        it, so a backend picks a keeper instead of writing them."""
+
     def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
         """Stop the component with `signal` and keep it down (nothing restarts it) until `release`."""
+        self.keeper(component).hold(host, signal)
 
-    @abstractmethod
     def release(self, component: Component | str, host: str) -> None:
         """Let the component run again (idempotent)."""
+        self.keeper(component).release(host)
 
-    @abstractmethod
-    def held(self, component: Component | str, host: str) -> bool: ...
+    def held(self, component: Component | str, host: str) -> bool:
+        return self.keeper(component).held(host)
 
-    @abstractmethod
     def command_line(self, component: Component | str, host: str) -> list[str]:
         """The command line the cluster is configured to run the component with (argv[0] first)."""
+        argv = self.keeper(component).command_line(host)
+        if argv is None:
+            raise Unsupported(f"the keeper of {component_name(component)} does not say its command line",
+                              "read the live one (live_flags)")
+        return argv
 
-    @abstractmethod
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
         """Run the component with `argv` from now on (restarted as needed), until `restore_command_line`."""
+        self.keeper(component).override(host, argv)
 
-    @abstractmethod
     def restore_command_line(self, component: Component | str, host: str) -> None:
         """Back to the configured command line (idempotent)."""
+        self.keeper(component).restore(host)
 
     def ensure_running(self, component: Component | str, host: str) -> None:
         """After a kill: start the component if it is still down and nothing else will (a cluster whose own
@@ -239,12 +249,30 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
     def component_healthy(self, component: Component | str, host: str) -> bool:
         """The component on `host` passes its own health check now."""
 
-    @abstractmethod
     def restarts(self, component: Component | str, host: str) -> int:
         """How often the cluster has restarted the component on `host` so far."""
+        return self.keeper(component).restarts(host)
 
-    @abstractmethod
-    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str: ...
+    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
+        return self.keeper(component).log_tail(host, lines)
+
+    # ---- what the component's keeper promises (the configuration's other promises: ConfiguredPromises) -------
+
+    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
+        """How long after the `kill`-th SIGKILL in a row the component is healthy again, as the cluster's own
+        self-healing promises (its restart back-off plus the component's start-up allowance)."""
+        return self.keeper(component).restart_budget_s(kill=kill, earlier_restarts=earlier_restarts)
+
+    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
+        """Seconds until a crash of the component on `host` meets the cluster's first restart back-off again (0:
+        it does now): a back-off that grows with recent restarts (a kubelet's, Quorum's supervisor's) resets only
+        after a long enough run."""
+        return self.keeper(component).back_off_reset_in_s(host)
+
+    def held_return_s(self, component: Component | str, host: str) -> float:
+        """From `release` of the component held on `host` until it answers again, as the cluster's self-healing
+        promises (asked after the release: how long it was held may count)."""
+        return self.keeper(component).held_return_s(host)
 
     def config_file(self, component: Component | str, host: str) -> str:
         """The path, inside `host`, of the configuration file Quorum wrote for the component (Capability.RUN_FILES)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.fake.clients import FakeApi, FakeEtcd
+from harness.backends.fake.keeper import FakeKeeper
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.hosts import Ran
@@ -90,14 +91,14 @@ class FakeTarget(Target):
     def calls(self) -> list[list[Any]]:
         return self.model()["calls"]
 
-    def _component(self, model: dict, component: Component | str, host: str) -> dict:
+    def entry(self, model: dict, component: Component | str, host: str) -> dict:
         key = f"{component_name(component)}@{host}"
         if key not in model["components"]:
             raise KeyError(f"no component {key!r}; components: {', '.join(model['components'])}")
         return model["components"][key]
 
     @staticmethod
-    def _start(model: dict, entry: dict, component_id: str = "") -> None:
+    def start(model: dict, entry: dict, component_id: str = "") -> None:
         entry["pid"], entry["state"] = model["next_pid"], "R"
         model["next_pid"] += 1
         component, _, host = component_id.partition("@")
@@ -178,12 +179,12 @@ class FakeTarget(Target):
     # ---- components ----------------------------------------------------------------------------
 
     def pid(self, component: Component | str, host: str) -> int | None:
-        return self._component(self.model(), component, host)["pid"]
+        return self.entry(self.model(), component, host)["pid"]
 
     def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
         with self.changing() as model:
             model["calls"].append(["signal", f"{component_name(component)}@{host}", signal, pid])
-            entry = self._component(model, component, host)
+            entry = self.entry(model, component, host)
             if pid is not None and entry["pid"] != pid:
                 return  # that process is gone
             if signal == "SIGSTOP":
@@ -193,35 +194,18 @@ class FakeTarget(Target):
             elif entry["pid"] is not None:  # it exits; the cluster's self-healing starts it again unless held
                 entry["pid"] = None
                 if not entry["held"] and self.model_host_on(model, host):
-                    self._start(model, entry)
+                    self.start(model, entry)
                     entry["restarts"] += 1
 
     @staticmethod
     def model_host_on(model: dict, host: str) -> bool:
         return model["hosts"][host]["power"] == "on"
 
-    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        with self.changing() as model:
-            model["calls"].append(["hold", f"{component_name(component)}@{host}", signal])
-            entry = self._component(model, component, host)
-            entry["held"], entry["pid"] = True, None
-
-    def release(self, component: Component | str, host: str) -> None:
-        with self.changing() as model:
-            model["calls"].append(["release", f"{component_name(component)}@{host}"])
-            entry = self._component(model, component, host)
-            if entry["held"] or entry["pid"] is None:
-                entry["held"] = False
-                self._start(model, entry)
-
-    def held(self, component: Component | str, host: str) -> bool:
-        return self._component(self.model(), component, host)["held"]
-
-    def command_line(self, component: Component | str, host: str) -> list[str]:
-        return list(self._component(self.model(), component, host)["argv"])
+    def keeper(self, component: Component | str) -> FakeKeeper:
+        return FakeKeeper(self, Component(component_name(component)))
 
     def running_command_line(self, component: Component | str, host: str) -> list[str]:
-        entry = self._component(self.model(), component, host)
+        entry = self.entry(self.model(), component, host)
         return list(entry["override"] or entry["argv"])
 
     def running_argv(self, component: Component | str, host: str) -> list[str] | None:
@@ -236,28 +220,11 @@ class FakeTarget(Target):
     def release_binary(self, component: Component | str, version: Version) -> str:
         return f"/fake/releases/{version}/{component_name(component)}"
 
-    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
-        with self.changing() as model:
-            model["calls"].append(["override", f"{component_name(component)}@{host}", list(argv)])
-            entry = self._component(model, component, host)
-            entry["override"] = list(argv)
-            if not entry["held"]:
-                self._start(model, entry, f"{component_name(component)}@{host}")
-
-    def restore_command_line(self, component: Component | str, host: str) -> None:
-        with self.changing() as model:
-            entry = self._component(model, component, host)
-            if entry["override"] is not None:
-                model["calls"].append(["restore", f"{component_name(component)}@{host}"])
-                entry["override"] = None
-                if not entry["held"]:
-                    self._start(model, entry, f"{component_name(component)}@{host}")
-
     def ensure_running(self, component: Component | str, host: str) -> None:
         with self.changing() as model:
-            entry = self._component(model, component, host)
+            entry = self.entry(model, component, host)
             if entry["pid"] is None and not entry["held"]:
-                self._start(model, entry)
+                self.start(model, entry)
 
     def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
         from harness.components.flags import parse_flags
@@ -266,20 +233,8 @@ class FakeTarget(Target):
 
     def component_healthy(self, component: Component | str, host: str) -> bool:
         model = self.model()
-        entry = self._component(model, component, host)
+        entry = self.entry(model, component, host)
         return entry["pid"] is not None and entry["state"] == "R" and self.model_host_on(model, host)
-
-    def restarts(self, component: Component | str, host: str) -> int:
-        return self._component(self.model(), component, host)["restarts"]
-
-    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
-        return ""
-
-    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
-        return 1.0
-
-    def held_return_s(self, component: Component | str, host: str) -> float:
-        return 1.0
 
     def load_balancer_check(self) -> HealthCheck:
         return self.topology.load_balancer.health_check
@@ -359,7 +314,7 @@ class FakeTarget(Target):
                 model["hosts"][host] |= {"power": "on", "connected": True}
                 for key, entry in model["components"].items():
                     if key.endswith(f"@{host}") and entry["pid"] is None and not entry["held"]:
-                        self._start(model, entry)
+                        self.start(model, entry)
 
     def power_cycle(self, hosts: list[str]) -> None:
         self.power_off(hosts)
@@ -388,10 +343,8 @@ class FakeTarget(Target):
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         done = []
-        with self.changing() as model:
-            for key, entry in model["components"].items():
-                if (entry["held"] or entry["override"] or entry["state"] == "T") and key not in keep:
-                    entry |= {"held": False, "override": None}
-                    self._start(model, entry)
-                    done.append(f"restored {key}")
+        for key in self.model()["components"]:
+            if key not in keep:
+                component, host = key.split("@", 1)
+                done += self.keeper(component).sweep(host)
         return done

@@ -238,24 +238,6 @@ class KindTarget(Target):
         kept_by = self_hosted.SelfHostedKeeper if self_hosted.is_self_hosted(self, name.value) else StaticPodKeeper
         return kept_by(self, static_pods.KIND, name, lambda host: self._pod_restarts(name, host), self.container)
 
-    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        self.keeper(component).hold(host, signal)
-
-    def release(self, component: Component | str, host: str) -> None:
-        self.keeper(component).release(host)
-
-    def held(self, component: Component | str, host: str) -> bool:
-        return self.keeper(component).held(host)
-
-    def command_line(self, component: Component | str, host: str) -> list[str]:
-        return self.keeper(component).command_line(host)
-
-    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
-        self.keeper(component).override(host, argv)
-
-    def restore_command_line(self, component: Component | str, host: str) -> None:
-        self.keeper(component).restore(host)
-
     def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
         flags = {}
         name = static_pods.process_name(component_name(component))
@@ -291,13 +273,6 @@ class KindTarget(Target):
         url = f"https://127.0.0.1:{LOCAL_HEALTH_PORTS[name]}/healthz"
         return self.exec(host, ["curl", "-sk", "--max-time", "1", url], check=False).strip() == "ok"
 
-    def restarts(self, component: Component | str, host: str) -> int:
-        """The mirror pod's restartCount (the self-hosted pod's, for a self-hosted component)."""
-        return self.keeper(component).restarts(host)
-
-    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
-        return self.keeper(component).back_off_reset_in_s(host)
-
     def _pod_restarts(self, component: Component | str, host: str) -> PodRestarts:
         name = component_name(component)
         pod = (self_hosted.pod_restarts(self, name, host)
@@ -308,17 +283,7 @@ class KindTarget(Target):
                                f"quorum status {self.run_dir} shows the nodes and their static pods")
         return pod
 
-    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
-        """The tail of the static pod's newest container log, as the kubelet keeps it in the node."""
-        return self.keeper(component).log_tail(host, lines)
-
     # ---- what the configuration promises: the kubelet's static-pod recovery ----------------------------
-
-    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
-        return self.keeper(component).restart_budget_s(kill=kill, earlier_restarts=earlier_restarts)
-
-    def held_return_s(self, component: Component | str, host: str) -> float:
-        return self.keeper(component).held_return_s(host)
 
     def load_balancer_check(self) -> HealthCheck | None:
         """kind's Envoy health check (copied by the HAProxy stand-in) on the topology's path, unless a twin removed

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal as signals
-import time
 from functools import cached_property
 from pathlib import Path
 
 from harness.backends.process.membership import Membership
 from harness.backends.process.processes import cmdline, pids_in_netns, send
-from harness.backends.process.supervisor import STABLE_AFTER_S, Control
+from harness.backends.process.supervised_keeper import SupervisedKeeper
+from harness.backends.process.supervisor import Control
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.haproxy_admin import server_states
 from harness.clients.health import probe
@@ -29,7 +29,6 @@ from harness.shell import completed, in_netns, run
 from harness.target.capabilities import Capability
 from harness.target.hosts import Ran
 from harness.target.protocol import HostRole, Target, component_name
-from harness.thresholds import restart_budget_s
 from harness.toolchain.install import Toolchain
 from harness.toolchain.versions import Version
 from harness.waiting import eventually
@@ -178,36 +177,9 @@ class ProcessTarget(Membership, Target):
     def signal(self, component: Component | str, host: str, signal: str, *, pid: int | None = None) -> None:
         send(pid if pid is not None else self.pid(component, host), getattr(signals, signal))
 
-    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        self._control(component, host).hold()
-        self.terminate(component, host, grace_s=0.0 if signal == "SIGKILL" else None)
-
-    def release(self, component: Component | str, host: str) -> None:
-        control = self._control(component, host)
-        control.release()
-        control.kick()
-
-    def held(self, component: Component | str, host: str) -> bool:
-        return self._control(component, host).held()
-
-    def command_line(self, component: Component | str, host: str) -> list[str]:
-        return list(self._control(component, host).spec().argv)
-
-    def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
-        control = self._control(component, host)
-        control.override(argv)
-        self.terminate(component, host)  # the supervisor starts it again, with the override
-        if not control.held():  # a held one starts with it when released
-            control.kick()
-
-    def restore_command_line(self, component: Component | str, host: str) -> None:
-        control = self._control(component, host)
-        control.clear_override()
-        pid = control.child_pid()
-        if pid is not None and cmdline(pid) != control.spec().argv:
-            self.terminate(component, host)
-        if not control.held():
-            control.kick()
+    def keeper(self, component: Component | str) -> SupervisedKeeper:
+        """Quorum's supervisor (harness/backends/process/supervised_keeper.py)."""
+        return SupervisedKeeper(self, Component(component_name(component)))
 
     def ensure_running(self, component: Component | str, host: str) -> None:
         self._control(component, host).kick()  # only acts while it is down, whatever the restart policy
@@ -257,16 +229,8 @@ class ProcessTarget(Membership, Target):
             return []
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
-    def restarts(self, component: Component | str, host: str) -> int:
-        cid = f"{component_name(component)}@{host}"
-        return sum(1 for e in self.events() if e["component"] == cid and e["event"] == "restart")
-
     def log_path(self, component_id: str) -> Path:
         return self.run_dir / "logs" / f"{component_id}.log"
-
-    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
-        path = self.log_path(f"{component_name(component)}@{host}")
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
 
     def config_file(self, component: Component | str, host: str) -> str:
         if Component(component_name(component)) is not Component.HAPROXY:
@@ -297,18 +261,6 @@ class ProcessTarget(Membership, Target):
         return self.run_dir / "events.jsonl"
 
     # ---- what the configuration promises ---------------------------------------------------------
-
-    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
-        """The supervisor resets a component's back-off once its last start is STABLE_AFTER_S old."""
-        cid = f"{component_name(component)}@{host}"
-        starts = [e["t"] for e in self.events() if e["component"] == cid and e["event"] == "start"]
-        return max(0.0, starts[-1] + STABLE_AFTER_S - time.monotonic()) if starts else 0.0
-
-    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
-        return restart_budget_s(self.topology, Component(component_name(component)), kill)
-
-    def held_return_s(self, component: Component | str, host: str) -> float:
-        return self.restart_budget_s(component)
 
     def load_balancer_check(self) -> HealthCheck | None:
         check = self.topology.load_balancer.health_check
@@ -368,21 +320,11 @@ class ProcessTarget(Membership, Target):
                 send(pid, signals.SIGCONT)
                 done.append(f"resumed pid {pid}")
         for component_id in self.specs:
-            control = self.control(component_id)
+            component, host = component_id.split("@", 1)
             if component_id in keep:
                 done.append(f"left {component_id} as it is (its heal found restoring it unsafe)")
-            elif control.held() or control.overridden():
-                control.release()
-                control.clear_override()
-                component, host = component_id.split("@", 1)
-                self.terminate(component, host)  # it may be running the bad command line
-                done.append(f"restored {component_id}")
-                control.kick()
-            elif control.child_pid() is None:
-                # only one that is not running: a kick waits for the next exit and restarts it then, whatever its
-                # policy, so a kick left for a running one would undo a later test's `never`
-                control.kick()
-                done.append(f"started {component_id}")
+            else:
+                done += self.keeper(component).sweep(host)
         return done
 
     def kubectl(self, *args: str, timeout: float = 30.0) -> str:

@@ -262,12 +262,6 @@ class RemoteTarget(RemoteLinks, Target):
             raise RemoteError(f"kill -s {signal} {pid} on {self.ssh[host].where} failed: {result.stderr.strip()[-300:]}",
                               "the login needs root or passwordless sudo (ssh.sudo: true)")
 
-    def hold(self, component: Component | str, host: str, signal: str = "SIGKILL") -> None:
-        self.keeper(component).hold(host, signal)
-
-    def release(self, component: Component | str, host: str) -> None:
-        self.keeper(component).release(host)
-
     def admit(self, fault: "Fault", active: list["Fault"]) -> None:
         """The inventory's limits (harness/backends/remote/limits.py)."""
         limits.admit(self.topology.limits, fault, active, set(self.hosts()))
@@ -277,9 +271,6 @@ class RemoteTarget(RemoteLinks, Target):
 
     def forget_fault(self, fault: "Fault") -> None:
         host_journal.forget(self, fault.id, host_journal.touched(self, fault))
-
-    def held(self, component: Component | str, host: str) -> bool:
-        return self.keeper(component).held(host)
 
     def override_command_line(self, component: Component | str, host: str, argv: list[str]) -> None:
         self.keeper(component).override(host, argv)
@@ -307,27 +298,7 @@ class RemoteTarget(RemoteLinks, Target):
         except (ClusterError, RemoteError):
             return False
 
-    def restarts(self, component: Component | str, host: str) -> int:
-        """As its keeper counts them: a unit's NRestarts, a static pod's restartCount."""
-        return self.keeper(component).restarts(host)
-
-    def back_off_reset_in_s(self, component: Component | str, host: str) -> float:
-        return self.keeper(component).back_off_reset_in_s(host)
-
-    def log_tail(self, component: Component | str, host: str, lines: int = 80) -> str:
-        """The unit's journal, or a static pod's newest container log as the kubelet keeps it; nothing for a
-        process whose keeper Quorum does not know."""
-        return self.keeper(component).log_tail(host, lines)
-
     # ---- what the configuration promises ----------------------------------------------------------
-
-    def restart_budget_s(self, component: Component | str, *, kill: int = 1, earlier_restarts: int = 0) -> float:
-        """As the component's keeper promises it (a static pod's kubelet, a systemd unit's restart policy);
-        Unsupported for a process whose keeper Quorum does not know."""
-        return self.keeper(component).restart_budget_s(kill=kill, earlier_restarts=earlier_restarts)
-
-    def held_return_s(self, component: Component | str, host: str) -> float:
-        return self.keeper(component).held_return_s(host)
 
     def leader_election(self) -> LeaderElection:
         return promises.leader_election(self)  # Quorum did not write the configuration: what runs is what promises
