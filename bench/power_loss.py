@@ -26,7 +26,7 @@ from common import ROOT, write_results  # noqa: E402
 from harness.backends import registry  # noqa: E402
 from harness.clients import checkpoints  # noqa: E402
 from harness.faults import Nemesis, NodeRestart  # noqa: E402
-from harness.waiting import eventually  # noqa: E402
+from harness.wait import eventually  # noqa: E402
 
 SELF_HOSTED = ROOT / "clusters" / "kind-self-hosted-1.yaml"
 WAIT_S = 300.0  # far beyond both bounds (docs/scenarios.md): a run that reaches it is reported, not averaged

@@ -23,7 +23,7 @@ from common import ROOT, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
 from harness.faults import Bandwidth, ModifyFlags, Nemesis, Stop  # noqa: E402
-from harness.waiting import eventually  # noqa: E402
+from harness.wait import eventually  # noqa: E402
 from tests.integration.standin import kind_standin  # noqa: E402
 
 

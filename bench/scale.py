@@ -22,7 +22,7 @@ from common import ROOT, TIMING_COLUMNS, spread, write_results  # noqa: E402
 from harness.backends import registry  # noqa: E402
 from harness.faults import JoinControllers, Nemesis, RetireControllers  # noqa: E402
 from harness.target.protocol import HostRole  # noqa: E402
-from harness.waiting import eventually  # noqa: E402
+from harness.wait import eventually  # noqa: E402
 
 
 def steps(fault, since: float, into: dict[str, list[float]]) -> None:

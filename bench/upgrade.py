@@ -23,7 +23,7 @@ from harness.errors import QuorumError  # noqa: E402
 from harness.faults import Nemesis  # noqa: E402
 from harness.lifecycle.upgrade import roll_back_upgrade, rolling_upgrade  # noqa: E402
 from harness.toolchain.versions import UPGRADE_TO, Version, kubernetes_version  # noqa: E402
-from harness.waiting import eventually  # noqa: E402
+from harness.wait import eventually  # noqa: E402
 
 
 def main() -> None:

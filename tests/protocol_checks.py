@@ -14,7 +14,7 @@ from harness.errors import QuorumError
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole, Target, Unsupported
 from harness.topology import Component
-from harness.waiting import eventually
+from harness.wait import eventually
 
 # what each capability's methods are, called with arguments that would act if the target had the capability
 GATED = {

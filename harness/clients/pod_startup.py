@@ -16,6 +16,7 @@ import requests
 from harness.clients.kubeapi import ApiClient
 from harness.components.kwok import HOLLOW_LABEL
 from harness.history import History, Op, Outcome
+from harness.wait import until
 
 LABEL = "quorum-startup"
 OP = "pod.startup"
@@ -115,12 +116,11 @@ def start_pods(api: ApiClient, history: History, namespace: str, *, count: int, 
             if response.status_code == 201:
                 with watch.lock:
                     watch.seen.setdefault(name, Seen()).created = time.monotonic()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        def all_running() -> bool:
             with watch.lock:
-                if all(s.running for s in watch.seen.values() if s.created):
-                    break
-            time.sleep(0.2)
+                return all(s.running for s in watch.seen.values() if s.created)
+
+        until(all_running, timeout_s, 0.2)
     finally:
         watch.stop()
         _delete_all(api, namespace)

@@ -17,6 +17,7 @@ from harness.scenario.certificates import Listener, listeners, served_by
 from harness.scenario.rollout import component_ready
 from harness.target.protocol import HostRole, Target
 from harness.thresholds import CERTIFICATE_RELOAD_S
+from harness.wait import until
 
 
 @dataclass
@@ -39,16 +40,14 @@ def rotation_order(cluster: Target) -> list[str]:
 
 def _serving(listener: Listener, fingerprint: str, timeout_s: float) -> ServedCertificate | None:
     """What the listener serves once it serves `fingerprint`; None if it never did within `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def serving() -> ServedCertificate | None:
         try:
             served = served_by(listener)
-            if served.fingerprint == fingerprint:
-                return served
         except CertificateUnreadable:
-            pass  # a listener reloading its pair may refuse a handshake for a moment
-        time.sleep(0.5)
-    return None
+            return None  # a listener reloading its pair may refuse a handshake for a moment
+        return served if served.fingerprint == fingerprint else None
+
+    return until(serving, timeout_s, 0.5).value
 
 
 def _gate(cluster: Target, component_id: str, listener: Listener, fault: RotateCertificate) -> str:

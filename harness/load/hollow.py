@@ -16,6 +16,7 @@ from harness.components.kwok import HOLLOW_LABEL, HOST_LABEL
 from harness.errors import ClusterError
 from harness.clients.kubeapi import ApiClient
 from harness.topology import Topology
+from harness.wait import until
 
 NAMESPACE = "quorum-hollow"
 DEPLOYMENT = "hollow-pods"
@@ -144,17 +145,19 @@ def node_readiness(api: ApiClient) -> tuple[int, set[str]]:
 def wait_nodes_ready(api: ApiClient, count: int, timeout_s: float, say: Say) -> None:
     """Until every hollow node has been seen Ready (not necessarily in the same sample: whether they stay
     Ready is what the load suite's heartbeat verdict judges)."""
-    deadline = time.monotonic() + timeout_s
     seen, ever_ready, last = 0, set(), -1
-    while time.monotonic() < deadline:
+
+    def all_seen_ready() -> bool:
+        nonlocal seen, last
         seen, ready = node_readiness(api)
-        ever_ready |= ready
-        if len(ever_ready) >= count:
-            return
-        if len(ever_ready) != last:
+        ever_ready.update(ready)
+        if len(ever_ready) < count and len(ever_ready) != last:
             say(f"hollow nodes Ready: {len(ever_ready)}/{count}")
             last = len(ever_ready)
-        time.sleep(2.0)
+        return len(ever_ready) >= count
+
+    if until(all_seen_ready, timeout_s, 2.0).held:
+        return
     raise ClusterError(f"only {len(ever_ready)} of {count} hollow nodes became Ready within {timeout_s:.0f}s "
                        f"({seen} exist)",
                        "read the kwok logs (`quorum logs kwok@HOST`); lower hollow_nodes.count or add nodes hosts")
@@ -180,18 +183,20 @@ def run_pods(api: ApiClient, replicas: int, timeout_s: float, say: Say) -> None:
     path = f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments"
     response = api.request("POST", path, deployment_object(replicas))
     _check(response, f"creating deployment {DEPLOYMENT}", (200, 201, 409))
-    deadline = time.monotonic() + timeout_s
     available, last = 0, -1
-    while time.monotonic() < deadline:
+
+    def all_available() -> bool:
+        nonlocal available, last
         response = api.request("GET", f"{path}/{DEPLOYMENT}")
         _check(response, f"reading deployment {DEPLOYMENT}")
         available = response.json().get("status", {}).get("availableReplicas", 0) or 0
-        if available >= replicas:
-            return
-        if available != last:
+        if available < replicas and available != last:
             say(f"hollow pods available: {available}/{replicas}")
             last = available
-        time.sleep(2.0)
+        return available >= replicas
+
+    if until(all_available, timeout_s, 2.0).held:
+        return
     raise ClusterError(f"only {available} of {replicas} hollow pods available after {timeout_s:.0f}s",
                        "read the kube-scheduler, kube-controller-manager and kwok logs")
 

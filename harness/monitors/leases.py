@@ -24,6 +24,7 @@ import requests
 from harness.target.protocol import LEASES, Target
 from harness.errors import FaultError
 from harness.history import History, now
+from harness.wait import until
 
 SUBJECTS = (*LEASES, "etcd")
 START_WAIT_S = 10.0  # start() waits this long at most for every subject's first answer
@@ -159,9 +160,7 @@ class LeaderWatcher:
         # a scenario may inject a fault right after start: the record must already say who led before it. A
         # cluster without an etcd leader is waited for until the deadline (CI on docker: one member's first
         # status answer was slow, "no leader" was taken as the answer and the failover had no "before")
-        deadline = time.monotonic() + START_WAIT_S
-        while time.monotonic() < deadline and not self._judged_all():
-            time.sleep(self.period / 2)
+        until(self._judged_all, START_WAIT_S, self.period / 2)
         return self
 
     def _judged_all(self) -> bool:
@@ -198,27 +197,25 @@ class LeaderWatcher:
 
     def identity(self, subject: str, timeout: float = 10.0) -> str:
         """The current holder's identity (waiting up to `timeout` for one to be observed)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                holder = self.current.get(subject)
-            if holder:
-                return holder
-            time.sleep(self.period / 2)
-        raise FaultError(f"no {subject} leader observed within {timeout:.0f}s")
+        holder = until(lambda: self._current(subject), timeout, self.period / 2).value
+        if not holder:
+            raise FaultError(f"no {subject} leader observed within {timeout:.0f}s")
+        return holder
+
+    def _current(self, subject: str) -> str | None:
+        with self._lock:
+            return self.current.get(subject)
 
     def wait_for_renewal(self, subject: str, timeout: float) -> RenewalSeen | None:
         """Wait until the lease's holder renews it (its renewTime changes): what was seen, or None on timeout."""
         with self._lock:
             before = self._renewed.get(subject)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def renewed() -> RenewalSeen | None:
             with self._lock:
                 seen = self._renewed.get(subject)
-            if seen is not None and (before is None or seen.renew_time != before.renew_time):
-                return seen
-            time.sleep(self.period / 4)
-        return None
+            return seen if seen is not None and (before is None or seen.renew_time != before.renew_time) else None
+
+        return until(renewed, timeout, self.period / 4).value
 
     def wait_for_renew_sleep(self, subject: str, retry_period_s: float, timeout: float) -> bool:
         """Return halfway through the holder's sleep between two renewals (mid_sleep), so that a fault lands
@@ -236,11 +233,8 @@ class LeaderWatcher:
 
     def wait_for_new_holder(self, subject: str, old: str, timeout: float) -> str | None:
         """Wait until an identity other than `old` leads; None on timeout (the checker judges the record)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                holder = self.current.get(subject)
-            if holder and holder != old:
-                return holder
-            time.sleep(self.period / 2)
-        return None
+        def new_holder() -> str | None:
+            holder = self._current(subject)
+            return holder if holder and holder != old else None
+
+        return until(new_holder, timeout, self.period / 2).value

@@ -15,6 +15,7 @@ from harness.objectives.measurement import Measurement
 from harness.objectives.policy import active
 from harness.target.protocol import Target, split_id
 from harness.topology import Component
+from harness.wait import until
 
 
 def least_backed_off_host(cluster: Target, component: Component) -> str:
@@ -81,11 +82,8 @@ def exits_within(cluster: Target, history: History, component_id: str, pid: int 
     deadline = since + window_s
     if cluster.supervisor_events() is None:
         component, host = split_id(component_id)
-        while time.monotonic() < deadline:
-            if cluster.pid(component, host) != pid:
-                history.event("component.exit", component=component_id, pid=pid, observed=True)
-                break
-            time.sleep(0.2)
+        if until(lambda: cluster.pid(component, host) != pid, max(0.0, deadline - time.monotonic()), 0.2).held:
+            history.event("component.exit", component=component_id, pid=pid, observed=True)
     time.sleep(max(0.0, deadline - time.monotonic()))
     return [e.t - since for e in history.events_of("component.exit", component=component_id) if e.t > since]
 
@@ -163,10 +161,8 @@ def wait_recorded(history: History, event: str, predicate, timeout_s: float, *, 
     that moment; returns its time, or None if it did not happen within timeout_s."""
     deadline = time.monotonic() + timeout_s
     for condition in ([after] if after else []) + [predicate]:
-        while not condition():
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(interval_s)
+        if not until(condition, max(0.0, deadline - time.monotonic()), interval_s).held:
+            return None
     return history.event(event, **attrs).t
 
 

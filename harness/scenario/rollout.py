@@ -17,6 +17,7 @@ from harness.faults.component import ComponentFault
 from harness.target.protocol import HostRole, Target, split_id
 from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, lb_rise_s
 from harness.topology import Component
+from harness.wait import eventually
 
 
 @dataclass
@@ -44,12 +45,8 @@ Timeout = float | Callable[[str], float]  # seconds, or seconds per component id
 
 def ready_within(cluster: Target, component_id: str, timeout_s: Timeout,
                  ready: Callable[[Target, str], bool] = component_ready) -> bool:
-    deadline = time.monotonic() + (timeout_s(component_id) if callable(timeout_s) else timeout_s)
-    while time.monotonic() < deadline:
-        if ready(cluster, component_id):
-            return True
-        time.sleep(0.2)
-    return False
+    return eventually(lambda: ready(cluster, component_id),
+                      timeout_s(component_id) if callable(timeout_s) else timeout_s, 0.2)
 
 
 def inject_together(nemesis: Nemesis, changes: list[ComponentFault]) -> list[ComponentFault]:

@@ -8,7 +8,6 @@ Methods a backend cannot offer raise `Unsupported` naming the capability; `capab
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from harness.target.promises import ConfiguredPromises
 from harness.target.releases import ComponentReleases
 from harness.target.self_hosted import SelfHostedRecovery
 from harness.topology import Component
+from harness.wait import until
 
 if TYPE_CHECKING:
     from harness.faults.base import Fault
@@ -352,15 +352,19 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
     def problems_after(self, timeout_s: float, *, clean_looks: int = 1) -> list[str]:
         """Wait up to `timeout_s` for the cluster to heal itself; what is still unhealthy (empty if healthy), as the
         last look saw it. `clean_looks` > 1: healthy only once that many looks in a row, poll_interval_s apart, found
-        nothing, so a component that exits just after a clean look (a late effect of an earlier fault) is waited for
-        (docs/design.md, ci50)."""
-        deadline, clean = time.monotonic() + timeout_s, 0
-        while True:
-            problems = self.problems()
-            clean = 0 if problems else clean + 1
-            if clean >= clean_looks or time.monotonic() >= deadline:
-                return problems
-            time.sleep(self.poll_interval_s)
+        nothing, so a component that exits just after a clean look (a late effect of an earlier fault) is waited
+        for."""
+        last: list[str] = []
+        clean = 0
+
+        def clean_long_enough() -> bool:
+            nonlocal last, clean
+            last = self.problems()
+            clean = 0 if last else clean + 1
+            return clean >= clean_looks
+
+        until(clean_long_enough, timeout_s, self.poll_interval_s)
+        return last
 
     def lease_holders(self) -> dict[str, str | None]:
         """Lease name -> host holding it (None if unheld or unreadable)."""

@@ -14,6 +14,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import (etcd_election_s, etcd_leader_change_bound_s, etcd_write_outage_bound_s,
                                 snapshot_restore_max_s as restore_max_s)
+from harness.wait import until
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
 CHANGE = "3 x the configured election timeout + 0.5 s"
@@ -22,14 +23,16 @@ STALL = "the leader change bound + one client request timeout"
 
 def converged(cluster, timeout_s=20.0):
     """Every member at the same revision (and so the same data: revisions are raft-ordered)."""
-    deadline = time.monotonic() + timeout_s
     revisions: set[int] = set()
-    while time.monotonic() < deadline:
+
+    def one_revision() -> bool:
+        nonlocal revisions
         statuses = [cluster.etcd.status(u) for u in cluster.etcd_urls]
         revisions = {s.revision for s in statuses if s}
-        if len(revisions) == 1 and all(statuses):
-            return revisions.pop()
-        time.sleep(0.2)
+        return len(revisions) == 1 and all(statuses)
+
+    if until(one_revision, timeout_s, 0.2).held:
+        return revisions.pop()
     raise AssertionError(f"members did not converge on one revision within {timeout_s:.0f}s: {revisions}")
 
 
@@ -139,9 +142,8 @@ def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster
     after heal all members converge on one revision, and no acknowledged write is lost."""
     with nemesis.fault(IsolateEtcdLeader()) as fault:
         old = fault.captured["leader"]
-        deadline = time.monotonic() + etcd_leader_change_bound_s(cluster.etcd_settings()) + 2
-        while time.monotonic() < deadline and leases.identity("etcd", timeout=5) == old:
-            time.sleep(0.1)
+        until(lambda: leases.identity("etcd", timeout=5) != old, etcd_leader_change_bound_s(cluster.etcd_settings()) + 2,
+              0.1)
         minority_writes = [answered(cluster, old, "put", f"/quorum/minority/{i}") for i in range(3)]
     revision = converged(cluster)
     etcd_writer.stop()

@@ -25,6 +25,7 @@ from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_
                                 node_failure_detection_s)
 from harness.target.capabilities import Capability
 from harness.topology import Component
+from harness.wait import until
 
 # on --load-topology (clusters/ha3-1000.yaml) unless the session's --topology has hollow nodes itself; on a target
 # without hollow nodes (--target) the steady load runs with TARGET_MIX, and the faults under load need both
@@ -50,11 +51,9 @@ def _watch_heartbeats_after_the_fault(cluster, history) -> None:
     if not ends:
         return
     deadline = max(ends) + node_failure_detection_s()
-    while time.monotonic() < deadline:
-        if heartbeat_health(history, expected=_hollow_count(cluster)).status is Status.FAIL:
-            history.event("figures", heartbeat_watch_stopped_early_s=round(deadline - time.monotonic(), 1))
-            return
-        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    if until(lambda: heartbeat_health(history, expected=_hollow_count(cluster)).status is Status.FAIL,
+             max(0.0, deadline - time.monotonic()), 1.0).held:
+        history.event("figures", heartbeat_watch_stopped_early_s=round(max(0.0, deadline - time.monotonic()), 1))
 
 
 def _hollow_pod_uids(cluster) -> set[str]:
@@ -167,9 +166,8 @@ def test_restarting_the_controller_manager_leader_under_load(cluster, history, n
     assert leader, "no kube-controller-manager holds the lease before the fault"
     time.sleep(profile.load_s / 4)
     with nemesis.fault(Kill(component=f"kube-controller-manager@{leader}")):
-        deadline = time.monotonic() + leader_failover_bound_s(cluster.leader_election())
-        while time.monotonic() < deadline and cluster.lease_holders().get("kube-controller-manager") in (None, leader):
-            time.sleep(0.5)
+        until(lambda: cluster.lease_holders().get("kube-controller-manager") not in (None, leader),
+              leader_failover_bound_s(cluster.leader_election()), 0.5)
     api_load.wait()
     _watch_heartbeats_after_the_fault(cluster, history)  # also long enough for a late eviction to show
     after = _hollow_pod_uids(cluster)

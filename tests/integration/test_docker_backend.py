@@ -13,7 +13,7 @@ from harness.faults import Nemesis, NodeDisconnect, NodeKill, NodePause, NodeRes
 from harness.history import History
 from harness.shell import run
 from harness.thresholds import lb_detection_s
-from harness.waiting import eventually
+from harness.wait import eventually
 from tests.integration.conftest import CLUSTERS, in_docker_lane, running
 
 

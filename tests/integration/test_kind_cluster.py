@@ -37,7 +37,7 @@ from harness.components.systemd_unit import UnitUnreadable, parse_show, show_com
 from harness.shell import run
 from harness.run.state import RunState
 from harness.toolchain.install import Toolchain
-from harness.waiting import eventually
+from harness.wait import eventually
 from tests.integration.conftest import on_a_free_subnet
 from tests.integration.handoff import KindHandoff
 from tests.integration.standin import inventory_check, kind_standin

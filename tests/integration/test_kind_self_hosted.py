@@ -25,7 +25,7 @@ from harness.errors import FaultRefused
 from harness.faults import Kill, ModifyFlags, Nemesis
 from harness.history import History
 from harness.run import owner
-from harness.waiting import eventually
+from harness.wait import eventually
 from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
 from tests.tiers import Selection, fails, passes
 

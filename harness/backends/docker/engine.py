@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from python_on_whales.exceptions import DockerException
 
 from harness.errors import QuorumError
 from harness.toolchain.cache import default_root
+from harness.wait import eventually
 
 DOCKER_CLIENT = "/usr/bin/docker"
 DOCKERD = "/usr/sbin/dockerd"
@@ -122,11 +122,8 @@ def _start(docker: DockerClient, missing: list[str], say) -> Engine:
     with open(log, "ab") as handle:
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT,
                          start_new_session=True)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if _default_runtime(docker) is not None:
-            return Engine(docker, started_by_quorum=True, runtime=runtime)
-        time.sleep(0.5)
+    if eventually(lambda: _default_runtime(docker) is not None, START_TIMEOUT_S, 0.5):
+        return Engine(docker, started_by_quorum=True, runtime=runtime)
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-8:])
     raise DockerUnavailable(f"dockerd did not answer within {START_TIMEOUT_S:.0f}s; its log ends:\n{tail}",
                             f"read {log}")

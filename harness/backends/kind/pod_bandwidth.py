@@ -22,6 +22,7 @@ from harness.errors import QuorumError
 from harness.backends.kind.target import KindTarget
 from harness.backends.kind.images import iperf3_tag
 from harness.monitors.kube_writer import api_client
+from harness.wait import until
 
 NAMESPACE = "default"
 IPERF_PORT = 5201
@@ -69,15 +70,18 @@ def _pod(name: str, node: str, image: str, args: list[str]) -> k8s.V1Pod:
 
 
 def _wait_for(core: k8s.CoreV1Api, name: str, phases: set[str], timeout_s: float) -> k8s.V1Pod:
-    deadline = time.monotonic() + timeout_s
     pod = None
-    while time.monotonic() < deadline:
+
+    def settled() -> str | None:
+        """Whether the pod is in one of `phases` ("there") or never will be ("ended")."""
+        nonlocal pod
         pod = core.read_namespaced_pod(name, NAMESPACE, _request_timeout=10)
         if pod.status.phase in phases and (pod.status.phase != "Running" or pod.status.pod_ip):
-            return pod
-        if pod.status.phase in ("Failed", "Succeeded") and pod.status.phase not in phases:
-            break
-        time.sleep(1)
+            return "there"
+        return "ended" if pod.status.phase in ("Failed", "Succeeded") else None
+
+    if until(settled, timeout_s, 1.0).value == "there":
+        return pod
     state = pod.status.container_statuses if pod is not None else None
     raise PodBandwidthError(f"pod {name} is not {'/'.join(sorted(phases))} within {timeout_s:.0f} s: "
                             f"phase {pod.status.phase if pod else '?'}, containers {state}",

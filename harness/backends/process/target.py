@@ -31,7 +31,7 @@ from harness.target.hosts import Ran
 from harness.target.protocol import HostRole, Target, component_name
 from harness.toolchain.install import Toolchain
 from harness.toolchain.versions import Version
-from harness.waiting import eventually
+from harness.wait import eventually
 from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
 TERM_GRACE_S = 2.0  # kube-apiserver drains in-flight requests for up to a minute on SIGTERM; a fault must not wait

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 from harness.backends.process import cpu_limit
@@ -13,6 +12,7 @@ from harness.errors import ClusterError
 from harness.net import netns
 from harness.run.state import RunState
 from harness.shell import run
+from harness.wait import until
 
 STOP_TIMEOUT_S = 15.0
 SUPERVISOR = b"harness.backends.process.supervisor"
@@ -52,13 +52,14 @@ def _signal_all(pids: set[int], signum: int) -> None:
 
 
 def _wait_gone(pids: set[int], timeout_s: float) -> set[int]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        pids = {pid for pid in pids if Path(f"/proc/{pid}").exists() and not _is_zombie(pid)}
-        if not pids:
-            return set()
-        time.sleep(0.05)
-    return pids
+    left = set(pids)
+
+    def all_gone() -> bool:
+        left.intersection_update({pid for pid in left if Path(f"/proc/{pid}").exists() and not _is_zombie(pid)})
+        return not left
+
+    until(all_gone, timeout_s, 0.05)
+    return left
 
 
 def _is_zombie(pid: int) -> bool:
