@@ -57,19 +57,22 @@ def wait_all_healthy(cluster: Target, bounds: dict[str, float], since: float | N
     """Each component ('<component>@<host>' -> its bound in seconds) watched at the same time: the seconds from
     `since` (monotonic; default now) until it passed its own health check, or None if it did not within its bound.
     One after the other would not do: a component with a long bound would use up a shorter one's before its first
-    look (seen on kind, 2026-11-28: a member declared not back that was never looked at; docs/scenarios.md)."""
+    look (a member was once declared not back that was never looked at; docs/scenarios.md)."""
     start = time.monotonic() if since is None else since
     found: dict[str, float | None] = dict.fromkeys(bounds)
     waiting = dict(bounds)
-    while waiting:
+
+    def each_healthy_or_out_of_time() -> bool:
         for component_id, bound in list(waiting.items()):
             if time.monotonic() - start >= bound:
                 del waiting[component_id]
             elif cluster.component_healthy(*split_id(component_id)):
                 found[component_id] = time.monotonic() - start
                 del waiting[component_id]
-        if waiting:
-            time.sleep(cluster.health_poll_s)
+        return not waiting
+
+    until(each_healthy_or_out_of_time, max(0.0, max(bounds.values(), default=0.0) - (time.monotonic() - start)),
+          cluster.health_poll_s)
     return found
 
 
@@ -103,9 +106,10 @@ def wait_lb_marks_down(cluster: Target, history: History, server: str, timeout_s
     from harness.errors import ClusterError
     from harness.clients.haproxy_admin import is_down
 
-    deadline = time.monotonic() + timeout_s
     seen_up, last = not from_up, None
-    while time.monotonic() < deadline:
+
+    def marked_down() -> float | None:
+        nonlocal seen_up, last
         try:
             state = cluster.lb_server_states().get(server, "not listed")
         except ClusterError as error:  # the LB itself restarting: keep polling until the deadline
@@ -118,8 +122,9 @@ def wait_lb_marks_down(cluster: Target, history: History, server: str, timeout_s
         seen_up = seen_up or state in IN_ROTATION
         if seen_up and seen_up_event is not None:
             seen_up_event.set()
-        time.sleep(0.1)
-    return None
+        return None
+
+    return until(marked_down, timeout_s, 0.1).value
 
 
 @contextlib.contextmanager

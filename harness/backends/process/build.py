@@ -28,6 +28,7 @@ from harness.net import netns
 from harness.pki import write_kubeconfig
 from harness.run.state import RunState
 from harness.topology import Topology, load_topology
+from harness.wait import until
 
 READY_TIMEOUT_S = 120.0
 
@@ -154,11 +155,12 @@ def _write_pki(topology: Topology, layout) -> None:
 
 
 def _wait_ready(cluster: ProcessTarget, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
     topology = cluster.topology
     want_leases = topology.leader_election.enabled
     pending: list[str] = []
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
+        nonlocal pending
         events = cluster.events()
         dead = [cid for cid, spec in cluster.specs.items() if spec.restart.policy == "never"
                 and any(e["component"] == cid and e["event"] == "exit" for e in events)]
@@ -167,15 +169,17 @@ def _wait_ready(cluster: ProcessTarget, timeout_s: float) -> None:
                                "read the log lines below")
         health = cluster.component_health(timeout=0.5)
         pending = [cid for cid, ok in health.items() if not ok]
-        if not pending and cluster.api.ready():
-            holders = cluster.lease_holders() if want_leases else {}
-            unheld = [name for name, host in holders.items() if host is None]
-            # every apiserver in rotation: /readyz through the LB answers as soon as one is, and a scenario that
-            # starts while the LB still counts another's rise checks misjudges it (seen in CI: c1 rising for 30 s)
-            pending = [f"lease {name}" for name in unheld] + cluster.lb_problems()
-            if not pending:
-                return
-        time.sleep(0.2)
+        if pending or not cluster.api.ready():
+            return False
+        holders = cluster.lease_holders() if want_leases else {}
+        unheld = [name for name, host in holders.items() if host is None]
+        # every apiserver in rotation: /readyz through the LB answers as soon as one is, and a scenario that
+        # starts while the LB still counts another's rise checks misjudges it (one rose for 30 s)
+        pending = [f"lease {name}" for name in unheld] + cluster.lb_problems()
+        return not pending
+
+    if until(ready, timeout_s, 0.2).held:
+        return
     raise ClusterError(
         f"cluster {topology.name} not ready after {timeout_s:.0f}s; still waiting for: {', '.join(pending) or '/readyz via LB'}",
         "read the component log lines below; `quorum logs COMPONENT@HOST` after a failed start shows whole logs",
