@@ -332,6 +332,40 @@ def report(results: Path, output: Path, histories: Path, gate_json: Path | None)
                   markup=False)
 
 
+@cli.command()
+@click.argument("results", required=False, type=click.Path(path_type=Path))
+def analyze(results: Path | None) -> None:
+    """Judge a saved run again: every checker each History records, re-run on the History as it then was, with the
+    arguments the scenario gave it (RESULTS: a run's results directory, default the newest reports/histories/*, or
+    one History file). Exit 0 when every verdict is the same, 1 when one differs."""
+    from harness.checkers.rejudge import Again, rejudge, rejudge_directory
+    from harness.gate.command import newest_results
+    from harness.history import History
+
+    results = results or newest_results()
+    if results.is_file():
+        found = {results.stem: rejudge(History.load(results))}
+    elif results.is_dir():
+        found = rejudge_directory(results)
+    else:
+        raise QuorumError(f"{results} is neither a run's results directory nor a History file",
+                          "give a directory under reports/histories/, or one of its .jsonl files")
+    runs = [(test, run) for test, rejudged in found.items() for run in rejudged]
+    if not runs:
+        raise QuorumError(f"no History under {results} records a checker's run",
+                          "analyze a run made by this version of Quorum (each checker records its run)")
+    table = Table("test", "checker", "then", "now", "again", title=f"{results}: {len(runs)} checker runs")
+    for test, run in runs:
+        table.add_row(escape(test), run.checker, run.then_status, run.now_status,
+                      run.again.value + (f" ({run.why})" if run.why else ""))
+    console.print(table)
+    differ = [run for _, run in runs if run.again is Again.DIFFERENT]
+    cannot = sum(run.again is Again.CANNOT for _, run in runs)
+    console.print(f"{len(runs) - len(differ) - cannot} the same, {len(differ)} different, {cannot} cannot be "
+                  "re-judged", markup=False)
+    sys.exit(1 if differ else 0)
+
+
 cli.add_command(inventory)
 
 

@@ -166,5 +166,18 @@ class History:
                 history.events.append(Event(record.pop("t"), record.pop("type"), record))
         return history
 
+    def extent(self) -> tuple[int, int]:
+        """How many operations and events it holds so far: with `prefix`, what a checker saw when it ran."""
+        with self._lock:
+            return len(self.ops), len(self.events)
+
+    def prefix(self, ops: int, events: int) -> "History":
+        """The History as it was when it held its first `ops` operations and `events` events (in the order they
+        were written), not written anywhere."""
+        earlier = History(None)
+        with self._lock:
+            earlier.ops, earlier.events = list(self.ops[:ops]), list(self.events[:events])
+        return earlier
+
     def __iter__(self) -> Iterator[Op | Event]:
         return iter(sorted([*self.ops, *self.events], key=lambda r: r.invoke if isinstance(r, Op) else r.t))

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import json
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ParamSpec
+
+from harness.history import History
 
 P = ParamSpec("P")
 
@@ -37,22 +40,51 @@ class Verdict:
         return self.passed
 
 
+CHECKED = "checker.run"  # the History's record of one checker's run: its name, arguments, what it saw and found
+CHECKERS: dict[str, Callable[..., Verdict]] = {}  # function name -> the checker, as `quorum analyze` calls it again
+
+
 def checker(name: str) -> Callable[[Callable[P, Verdict]], Callable[P, Verdict]]:
-    """An exception inside a checker gives unknown, never pass."""
+    """An exception inside a checker gives unknown, never pass. A checker that judges a History (its first
+    argument) records its run there (CHECKED), so a saved History can be judged again the same way
+    (harness/checkers/rejudge.py)."""
 
     def wrap(function: Callable[P, Verdict]) -> Callable[P, Verdict]:
         @functools.wraps(function)
         def guarded(*args: P.args, **kwargs: P.kwargs) -> Verdict:
+            history = args[0] if args and isinstance(args[0], History) else None
+            seen = history.extent() if history is not None else (0, 0)
             try:
-                return function(*args, **kwargs)
+                verdict = function(*args, **kwargs)
             except Exception as error:  # noqa: BLE001 - the point is to turn any failure into unknown
                 where = traceback.extract_tb(error.__traceback__)[-1]
-                return Verdict(name, Status.UNKNOWN,
-                               f"the checker itself failed ({type(error).__name__}: {error} at "
-                               f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}); the history cannot be judged")
+                verdict = Verdict(name, Status.UNKNOWN,
+                                  f"the checker itself failed ({type(error).__name__}: {error} at "
+                                  f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}); the history cannot be judged")
+            if history is not None:
+                record_run(history, function.__name__, list(args[1:]), dict(kwargs), seen, verdict)
+            return verdict
+
+        CHECKERS[function.__name__] = guarded
         return guarded
 
     return wrap
+
+
+def comparable(value: Any) -> Any:
+    """A value as the History keeps it (JSON: tuples become lists, other objects their text)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def record_run(history: History, function: str, positional: list, arguments: dict[str, Any], seen: tuple[int, int],
+               verdict: Verdict) -> None:
+    """One CHECKED event; arguments JSON cannot hold exactly are kept as None, and the run cannot be re-judged."""
+    try:
+        recorded = json.loads(json.dumps({"positional": positional, "arguments": arguments}))
+    except (TypeError, ValueError):
+        recorded = None
+    history.event(CHECKED, checker=function, call=recorded, ops=seen[0], events=seen[1],
+                  status=verdict.status.value, figures=comparable(verdict.figures))
 
 
 def fmt(seconds: float | None) -> str:
