@@ -25,6 +25,7 @@ from harness.errors import FaultRefused
 from harness.faults import Kill, ModifyFlags, Nemesis
 from harness.history import History
 from harness.run import owner
+from harness.target.protocol import HostRole
 from harness.wait import eventually
 from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, running
 from tests.tiers import Selection, fails, passes
@@ -114,6 +115,34 @@ def _checkpointer_suite(cluster, histories, *selection: str) -> tuple[int, str]:
     return result.returncode, result.stdout + result.stderr
 
 
+def _failure_evidence(cluster, histories, kept) -> str:
+    """What explains a failed run of the suite, where a failure message shows it: the lanes' temporary directory
+    (and the cluster) are removed after the tests, so the suite's Histories are copied to `kept`, and the message
+    gets the fault's and the checkpointer's events in order and the end of each control-plane node's checkpointer
+    and kubelet logs (docs/checkpointer.md: the slow hand-back after a power loss)."""
+    import json
+    import shutil
+
+    shutil.copytree(histories, kept, dirs_exist_ok=True)
+    events = []
+    for path in sorted(kept.rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line) if line.startswith("{") else {}
+            if record.get("kind") == "event" and record.get("type", "").startswith(("fault.", "checkpointer.")):
+                events.append((record["t"], record["type"], {k: v for k, v in record.items()
+                                                            if k not in ("kind", "t", "type")}))
+    start = events[0][0] if events else 0.0
+    lines = [f"the suite's Histories: {kept}", "events (s after the first):"]
+    lines += [f"  {t - start:8.2f} {kind} {json.dumps(attrs)[:160]}" for t, kind, attrs in sorted(events)]
+    for node in cluster.hosts(HostRole.CONTROLLER):
+        checkpointer = cluster.exec(node, ["sh", "-c", "ls -t /var/log/pods/kube-system_quorum-checkpointer*/*/*.log "
+                                           "2>/dev/null | head -n 2 | xargs -r tail -n 15"], check=False)
+        kubelet = cluster.exec(node, ["sh", "-c", "journalctl -u kubelet --no-pager -n 2000 | grep -iE "
+                                      "'checkpoint|kube-apiserver' | tail -n 15"], check=False)
+        lines += [f"{node}: checkpointer log", checkpointer.rstrip(), f"{node}: kubelet journal", kubelet.rstrip()]
+    return "\n".join(lines)[-6000:]
+
+
 def _reason(twin: str) -> str:
     from tests.integration.test_defect_twins import CASES
 
@@ -125,7 +154,9 @@ def test_the_api_comes_back_from_its_checkpoints_after_every_control_plane_node_
     """The checkpointer's mechanism, presubmit's smoke of this module: after a power loss of every node, the API
     comes back from the apiserver's checkpoint and the checkpoint is handed back to the DaemonSet's pod."""
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories", POWER_LOSS)
-    assert code == 0 and "1 passed" in output.splitlines()[-1], output[-4000:]
+    passed = code == 0 and "1 passed" in output.splitlines()[-1]
+    assert passed, output[-3000:] + "\n" + _failure_evidence(self_hosted, tmp_path / "histories",
+                                                              ROOT / "reports" / "evidence" / "checkpointer-power-loss")
     histories = "".join(path.read_text() for path in (tmp_path / "histories").rglob("*.jsonl"))
     assert "checkpointer.api-ready" in histories and "checkpointer.handed-back" in histories
 
