@@ -10,14 +10,12 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from fnmatch import fnmatchcase
 from xml.sax.saxutils import quoteattr
 
 from harness.gate.baseline import regression
 from harness.gate.evidence import (DURABILITY, READ_ONLY, Unjudged, judged_value, recorded_problem, skip_judged,
                                    unmeasured, unplanned)
 from harness.gate.policy import Policy
-from harness.objectives.catalog import MEASURES
 from harness.objectives.judge import meets
 from harness.objectives.measurement import Measurement
 from harness.report.results import RUN_FILE, RunRecord, ScenarioResult
@@ -88,12 +86,8 @@ def _text(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def expected_measures(nodeid: str) -> list[str]:
-    """The measures a scenario records whenever it runs (harness/objectives/catalog.py)."""
-    return [name for name, spec in MEASURES.items() if any(fnmatchcase(nodeid, p) for p in spec.scenarios)]
-
-
-def _measure_rows(result: ScenarioResult, policy: Policy) -> list[Row]:
+def _measure_rows(result: ScenarioResult, policy: Policy, declared: list[str]) -> list[Row]:
+    """Each measurement judged by its objective; a measure the scenario declares but did not record, unjudged."""
     rows = []
     for measurement in result.measures:
         verdict = meets(measurement, policy.objectives)
@@ -112,7 +106,7 @@ def _measure_rows(result: ScenarioResult, policy: Policy) -> list[Row]:
         rows.append(row)
     if result.outcome in ("passed", "failed", "error"):
         recorded = {m.name for m in result.measures}
-        for name in expected_measures(result.nodeid):
+        for name in declared:
             if name not in recorded:
                 rows.append(Row(result.suite, result.name, result.outcome, name, verdict="unjudged",
                                 reason=f"the scenario ran but recorded no {name}"))
@@ -170,7 +164,7 @@ def evaluate(policy: Policy, results: list[ScenarioResult], run: RunRecord | Non
                                      reason=f"skipped: {result.message} (not a required suite)", nodeid=result.nodeid))
             continue
         executed.append(result)
-        gate.rows += _judged_rows(result, policy, earlier or {}, today)
+        gate.rows += _judged_rows(result, policy, earlier or {}, today, run.measures.get(result.nodeid, []))
     gate.rows += _percentile_rows(executed, policy)
     required_executed = [r for r in executed if r.suite in policy.required_suites]
     read_only = any(r.verdict == "not judged" and READ_ONLY in r.reason for r in gate.rows)
@@ -198,11 +192,12 @@ def _unjudged_row(suite: str, what: str, outcome: str, unjudged: Unjudged, nodei
                nodeid=nodeid)
 
 
-def _judged_rows(result: ScenarioResult, policy: Policy, earlier: Earlier, today: datetime.date) -> list[Row]:
+def _judged_rows(result: ScenarioResult, policy: Policy, earlier: Earlier, today: datetime.date,
+                 declared: list[str]) -> list[Row]:
     """An executed scenario's row and its measures' rows. A known failure allows the scenario's failure and its
     missed objectives for a while, never a durability figure."""
     row = Row(result.suite, result.name, result.outcome, nodeid=result.nodeid)
-    rows = _measure_rows(result, policy)
+    rows = _measure_rows(result, policy, declared)
     problems = [f"{result.outcome}: {result.message}"] if result.outcome in ("failed", "error") else []
     problems += [r.reason for r in rows if r.verdict == "block"]
     problems += _regressions(result, earlier, policy.baseline_tolerance_pct)

@@ -1,6 +1,7 @@
 """The objectives: what the user needs each measured property to be, in the promotion policy (gate.yaml,
 `objectives:`). Each default follows from upstream defaults and published SLOs (shared ANCHORS.md, copied with
-their sources into docs/gate.md), never from the cluster under test; SOURCES says where each comes from."""
+their sources into docs/gate.md), never from the cluster under test; each measure's record says where its default
+comes from (catalog.py)."""
 
 from __future__ import annotations
 
@@ -21,39 +22,6 @@ def _default_time_to_healthy() -> dict[str, float]:
 def _default_restore_s() -> float:
     return round(t.STARTUP_ALLOWANCE_S[Component.ETCD] + t.STARTUP_ALLOWANCE_S[Component.APISERVER]
                  + t.leader_failover_bound_s(LeaderElection()) + HealthCheck().interval_s * HealthCheck().rise, 1)
-
-
-SOURCES = {
-    "time_to_healthy_s": "the kubelet's defaults for a crashed static pod (relist 1 s, crash back-off 10 s, "
-                         "20 s for one that crashed before within 10 min) + the component's start-up allowance "
-                         "(harness/thresholds.py: about 3x the measured start-up)",
-    "lease_failover_s": "the upstream leader-election defaults 15/10/2 s: lease + 2 x 2.2 x retry (client-go's "
-                        "jitter) + 0.5 s observation (ANCHORS: lease + retry, about 17 s, without the jitter)",
-    "lease_give_up_s": "the upstream renew deadline 10 s + one jittered retry (2.2 x 2 s) + 0.5 s observation",
-    "lb_detection_s": "HAProxy's default checks (inter 2 s, fall 3, timeout 2 s; ANCHORS): a check in flight, "
-                      "then fall failing checks that may hang up to 2 s, + 0.5 s observation",
-    "lb_detection_hung_s": "the same HAProxy defaults: a hung apiserver makes each failing check last its timeout",
-    "etcd_leader_change_s": "etcd's default election timeout 1000 ms (ANCHORS): 3 election timeouts (one split "
-                            "vote) + 0.5 s observation",
-    "etcd_write_stall_s": "the etcd leader change objective + one client request timeout (the writer's 2 s)",
-    "availability_pct": "ClusterLoader2's API availability threshold (ANCHORS: 99.5 %)",
-    "lost_writes": "acknowledged writes must never be lost (ANCHORS: etcd's robustness tests, Jepsen)",
-    "api_p99_s": "the SIG Scalability SLOs (ANCHORS): mutating and single-object reads p99 <= 1 s, "
-                 "namespace LISTs <= 5 s, cluster LISTs <= 30 s",
-    "pod_startup_s": "SIG Scalability's pod startup SLO (ANCHORS): stateless pods, no image pull, p99 <= 5 s from "
-                     "creation to Running as a watch reports it",
-    "nodes_not_ready": "no healthy node may be taken for dead (KEP-589: heartbeats every 10 s, grace 40-50 s)",
-    "power_loss_recovery_s": "a node's boot (20 s) + etcd's and the apiserver's start-up allowances + the "
-                             "kubelet's status period (10 s) + one LB check (2 s), harness/thresholds.py",
-    "checkpoint_refresh_s": "no staler than a running pod's own mounted secret: the kubelet's sync period (60 s "
-                            "default) + the watch cache's propagation delay (none: Kubernetes docs, Secrets, mounted "
-                            "Secrets are updated automatically)",
-    "snapshot_restore_s": "etcd's and the apiserver's start-up allowances + a lease failover (24.3 s) + the "
-                          "LB's rise checks (2 x 2 s)",
-    "certificate_days_left": "renewal 30 days before expiry: Let's Encrypt's advice, the default of Go's "
-                             "acme/autocert (RenewBefore) and of cert-manager before v1 (DefaultRenewBefore); "
-                             "a certificate with less left should already have been renewed",
-}
 
 
 class Objectives(BaseModel):

@@ -130,6 +130,7 @@ class RunRecord:
     collected_files: list[str]
     backend: str = ""
     profile: str = ""
+    measures: dict[str, list[str]] = field(default_factory=dict)  # node id -> the measures it declares
 
 
 def load_run(directory: Path) -> RunRecord | None:
@@ -140,7 +141,8 @@ def load_run(directory: Path) -> RunRecord | None:
         record = RunRecord(str(data["run_id"]), {str(s): [str(i) for i in ids] for s, ids in data["planned"].items()},
                            {str(s): [str(f) for f in fs] for s, fs in data["files"].items()},
                            [str(f) for f in data["collected_files"]], str(data.get("backend", "")),
-                           str(data.get("profile", "")))
+                           str(data.get("profile", "")),
+                           {str(n): [str(m) for m in names] for n, names in data.get("measures", {}).items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     return record if record.run_id else None

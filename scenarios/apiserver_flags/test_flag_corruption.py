@@ -52,6 +52,7 @@ UP_WITHIN_S = STARTUP_ALLOWANCE_S[Component.APISERVER]
 
 @pytest.mark.destructive
 @pytest.mark.parametrize("corruption", ["unknown-flag", "wrong-etcd-endpoint", "missing-certificate"])
+@pytest.mark.measures("lb_detection_s", "availability_pct")
 def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_connection_prober, history,
                                                          corruption):
     """Restart one apiserver with a bad flag. From the SIGTERM on it fails /readyz (ANCHORS: at once when shutdown
@@ -94,6 +95,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("lb_detection_s", "availability_pct")
 def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(cluster, nemesis, rolling_change_prober,
                                                                              history):
     """Roll a bad --etcd-servers across the apiservers with a readiness gate. The first apiserver does not
@@ -129,6 +131,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("availability_pct")
 def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster, nemesis, rolling_change_prober,
                                                                      history):
     """Roll a harmless flag change (--max-requests-inflight) across every apiserver, one at a time with the
@@ -155,6 +158,7 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("lb_detection_hung_s", "availability_pct")
 def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connection_prober, history):
     """SIGSTOP one apiserver: its listening socket still completes every TCP handshake (the kernel does), but
     nothing answers, neither requests nor the load balancer's checks. The LB marks it DOWN within its worst-case

@@ -67,6 +67,7 @@ def latency_ms(history, window):
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("availability_pct")
 def test_the_api_stays_available_when_a_controller_link_is_slow(cluster, nemesis, api_prober, history, profile):
     """Throttle one controller's link to 1 Mbit/s. The API through the load balancer stays >= 99.5 %
     available; the change in its latency (p50/p99 before vs during) is reported."""

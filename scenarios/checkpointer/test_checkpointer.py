@@ -29,6 +29,7 @@ def _recovered(cluster, history, nodes: int, before: checkpoints.Checkpointed) -
                                 what="every node's DaemonSet apiserver Ready and no checkpoint of it running")
 
 
+@pytest.mark.measures("power_loss_recovery_s")
 def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_checkpoints(
         cluster, history, nemesis):
     """Kill every control-plane node at once and start them again. Nothing but the nodes' disks can start the
@@ -53,6 +54,7 @@ def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_ch
 
 
 @pytest.mark.requires(Capability.PODS)
+@pytest.mark.measures("power_loss_recovery_s")
 def test_the_checkpointer_killed_while_the_api_is_down_still_brings_it_back(cluster, history, nemesis):
     """The same power loss; then on every control-plane node the checkpointer is SIGKILLed right after it started
     the apiserver's checkpoint, before that apiserver answers. The kubelet restarts it from its own checkpoint, and

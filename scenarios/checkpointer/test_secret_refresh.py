@@ -23,6 +23,7 @@ def _copied(cluster, value: str) -> bool:
     return value in checkpointed_secret.node_copies(cluster).values()
 
 
+@pytest.mark.measures("checkpoint_refresh_s")
 def test_a_checkpointed_pods_changed_secret_is_refreshed_on_its_node(cluster, history):
     """Create a secret and a pod annotated for checkpointing that mounts it, on a control-plane node; once the node
     holds the copy, change the secret: the node's copy holds the new value within checkpoint_refresh_s (the pass

@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.requires(Capability.SELF_HOSTED, Capability.NODE_POWER
 UPGRADE = {"--event-ttl": "59m"}
 
 
+@pytest.mark.measures("power_loss_recovery_s")
 def test_an_apiserver_upgraded_then_powered_off_comes_back_as_the_new_version_never_a_stale_checkpoint(
         cluster, history, nemesis):
     """Roll a change out to the apiserver's DaemonSet and, as soon as every node runs the new pod and the old ones

@@ -15,6 +15,7 @@ from harness.scenario.certificates import served_certificates
 pytestmark = pytest.mark.conformance
 
 
+@pytest.mark.measures("certificate_days_left")
 def test_every_listener_serves_a_certificate_its_clients_trust_with_the_days_left_the_objective_needs(cluster,
                                                                                                         history):
     """Invariant: each apiserver and each etcd member's client and peer listener serves a certificate that the CA

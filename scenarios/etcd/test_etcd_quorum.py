@@ -64,6 +64,7 @@ def test_members_use_tls_on_peer_and_client_urls(cluster):
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("etcd_leader_change_s", "etcd_write_stall_s", "lost_writes")
 def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_writer, leases, history):
     """Crash the etcd leader (SIGKILL) and keep it down (so a restart by the cluster's self-healing cannot mask a
     lost quorum). The others elect a new leader within about one election timeout (bound: 3 x
@@ -88,6 +89,7 @@ def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_wr
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("etcd_write_stall_s", "lost_writes")
 def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(cluster, nemesis, etcd_writer,
                                                                                   history):
     """Crash two members of three and keep them down. The survivor accepts no write and answers no linearizable
@@ -135,6 +137,7 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("etcd_leader_change_s", "lost_writes")
 def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster, nemesis, etcd_writer, leases,
                                                                            history):
     """Cut the etcd leader's host off from the other members' hosts. The
@@ -161,6 +164,7 @@ def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster
 
 @pytest.mark.destructive
 @pytest.mark.requires(Capability.ETCD_DATA)
+@pytest.mark.measures("etcd_write_stall_s", "lost_writes")
 def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, etcd_writer, leases, history):
     """Remove a follower from the cluster (member remove) while writes go on; add it back with an empty data
     directory (member add, initial-cluster-state existing). Writes continue throughout, the member catches
@@ -184,6 +188,7 @@ def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, 
 @pytest.mark.destructive
 @pytest.mark.slow
 @pytest.mark.requires(Capability.ETCD_DATA)
+@pytest.mark.measures("lost_writes", "snapshot_restore_s")
 def test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good(cluster, nemesis, etcd_writer, history):
     """Destroy a majority of members (processes and data). The surviving member takes no write. Restore every
     member from a snapshot taken just before: every write acknowledged before the snapshot is back, the cluster

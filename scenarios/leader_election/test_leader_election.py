@@ -20,6 +20,7 @@ LEASE_BOUND = "the configured lease duration + 2 x 2.2 x retry period + 0.5 s"
 
 @pytest.mark.destructive
 @pytest.mark.parametrize("lease", LEASED)
+@pytest.mark.measures("lease_failover_s")
 def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases, history, lease):
     """SIGKILL the process holding the lease. Another identity (a
     standby on another controller, or the restarted process) holds it within lease-duration + retry-period +
@@ -39,6 +40,7 @@ def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases
 
 @pytest.mark.destructive
 @pytest.mark.parametrize("lease", LEASED)
+@pytest.mark.measures("lease_failover_s", "lease_give_up_s")
 def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
         cluster, nemesis, leases, history, lease):
     """SIGSTOP the leader until a standby has taken the lease (at

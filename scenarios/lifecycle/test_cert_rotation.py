@@ -24,6 +24,7 @@ OBSERVE_S = 20.0
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("availability_pct", "lost_writes")
 def test_every_peer_and_serving_certificate_is_rotated_one_host_at_a_time_without_an_outage(
         cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history):
     """Each step issues the listener's certificate again (same names, new key, the CA its clients trust) and waits

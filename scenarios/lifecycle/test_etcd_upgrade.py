@@ -43,6 +43,7 @@ def record(cluster, history, when: str) -> None:
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("availability_pct", "lost_writes")
 def test_a_member_by_member_etcd_upgrade_keeps_every_write_then_goes_back_through_the_downgrade(
         cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history, etcd_release):
     """A snapshot is taken and restored into a scratch directory first. Then every member moves to

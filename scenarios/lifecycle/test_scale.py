@@ -33,6 +33,7 @@ def leaving_first(cluster, count: int) -> list[str]:
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("availability_pct", "lost_writes")
 def test_spare_hosts_join_then_as_many_controllers_leave_the_leaders_first_without_an_outage(
         cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history):
     """Join the spare hosts, two at most (each etcd member a learner until etcd accepts its promotion, its apiserver

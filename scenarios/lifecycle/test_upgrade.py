@@ -44,6 +44,7 @@ def record(cluster, history, when: str) -> None:
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("lease_failover_s", "availability_pct", "lost_writes")
 def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_back(
         cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, leases, history, release):
     """Upgrade every apiserver, then every controller-manager, then every scheduler to --upgrade-to, one at a time,
@@ -84,6 +85,7 @@ def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_ba
 
 
 @pytest.mark.destructive
+@pytest.mark.measures("availability_pct", "lost_writes")
 def test_an_upgrade_whose_second_apiserver_does_not_come_back_is_aborted_and_rolled_back(
         cluster, nemesis, rolling_change_prober, kube_writer, history, release):
     """The second apiserver's new release comes with a bad --etcd-servers (a broken package on one host), so its

@@ -62,6 +62,7 @@ def _hollow_pod_uids(cluster) -> set[str]:
     return {p["metadata"]["uid"] for p in response.json()["items"]}
 
 
+@pytest.mark.measures("api_p99_s", "nodes_not_ready")
 def test_steady_load_meets_the_slos(cluster, history, node_readiness, api_load, profile):
     """The profile's API load for its whole duration, no faults: every call kind's p99 inside the apiservers within
     its SLO over the load's window (the SLI's own definition; the client's windowed figures beside it), errors within
@@ -84,6 +85,7 @@ def test_steady_load_meets_the_slos(cluster, history, node_readiness, api_load, 
 
 @pytest.mark.destructive
 @UNDER_FAULTS
+@pytest.mark.measures("availability_pct", "api_p99_s", "nodes_not_ready")
 def test_killing_one_apiserver_under_load(cluster, history, nemesis, api_prober, node_readiness, api_load, profile):
     """SIGKILL kube-apiserver@c1 a quarter into the load. API availability through the LB stays
     >= 99.5 %; outside the fault window (and SETTLE_S after it) the SLOs hold; no node goes NotReady."""
@@ -113,6 +115,7 @@ def test_killing_one_apiserver_under_load(cluster, history, nemesis, api_prober,
 
 @pytest.mark.destructive
 @UNDER_FAULTS
+@pytest.mark.measures("lb_detection_s", "availability_pct", "api_p99_s", "nodes_not_ready")
 def test_partitioning_one_etcd_member_under_load(cluster, history, nemesis, api_prober, node_readiness, api_load,
                                                  profile):
     """Cut host c3 (an etcd member and its apiserver) off from c1 and c2. The apiserver on c3 loses etcd
@@ -156,6 +159,7 @@ def test_partitioning_one_etcd_member_under_load(cluster, history, nemesis, api_
 
 @pytest.mark.destructive
 @UNDER_FAULTS
+@pytest.mark.measures("api_p99_s", "nodes_not_ready")
 def test_restarting_the_controller_manager_leader_under_load(cluster, history, nemesis, node_readiness, api_load,
                                                               profile):
     """SIGKILL the kube-controller-manager that holds the lease; another takes over. The new leader's

@@ -19,6 +19,7 @@ RATE_PER_S = 10.0  # creations a second: half the 20 objects/s of churn the SLOs
 WAIT_S = 60.0  # after the last creation, for the slowest pod to be seen Running
 
 
+@pytest.mark.measures("pod_startup_s")
 def test_stateless_pods_start_within_the_slo(cluster, history):
     """Create 100 pods on the hollow nodes at 10 a second and watch each until Running: p99 startup within 5 s, every
     pod Running within a minute of the last creation; the pods are deleted afterwards."""

@@ -22,6 +22,7 @@ OBSERVE_S = 30.0
 @pytest.mark.destructive
 @pytest.mark.parametrize("component", [Component.ETCD, Component.APISERVER, Component.CONTROLLER_MANAGER,
                                        Component.SCHEDULER, Component.HAPROXY], ids=lambda c: c.value)
+@pytest.mark.measures("time_to_healthy_s", "availability_pct", "lost_writes")
 def test_a_killed_component_comes_back(cluster, nemesis, api_prober, etcd_writer, history, profile, component):
     """SIGKILL one control-plane component on one host. The cluster's self-healing (Quorum's supervisor, or a
     kubelet for a static pod) starts it again, and it is healthy within what its configuration promises (the

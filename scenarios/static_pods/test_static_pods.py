@@ -43,6 +43,7 @@ def _apiserver_ready(cluster, node: str) -> bool:
 # The power loss comes last: on a broken twin it leaves a cluster that only a rebuild repairs.
 
 
+@pytest.mark.measures("time_to_healthy_s")
 def test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet(cluster, history, nemesis, fresh_api_prober):
     """SIGKILL kube-apiserver in one control-plane node: the kubelet starts it again, and its own /readyz
     answers within the kubelet's relist, its first crash back-off and the apiserver's start-up. The API's
@@ -95,6 +96,7 @@ def _one_apiserver_away(cluster, history, nemesis, fault, node: str, *, down_wit
             recovered_within(history, event="kind.healthy", what=HEALTHY, max_s=whole, since="end")], result
 
 
+@pytest.mark.measures("availability_pct")
 def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restoring_it_brings_it_back(
         cluster, history, nemesis, fresh_api_prober):
     """Append an unknown flag to kube-apiserver's manifest on one node (temporary file + rename): the kubelet
@@ -109,6 +111,7 @@ def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restor
     assert all(verdicts), explain_all(verdicts)
 
 
+@pytest.mark.measures("availability_pct")
 def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins(
         cluster, history, nemesis, fresh_api_prober):
     """iptables in one control-plane node drop everything from and to the other nodes: its etcd member is alone
@@ -136,6 +139,7 @@ def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_re
     assert all(verdicts), explain_all(verdicts)
 
 
+@pytest.mark.measures("power_loss_recovery_s")
 def test_every_control_plane_node_loses_power_at_once_and_the_control_plane_comes_back_from_disk(
         cluster, history, nemesis, api_prober):
     """Kill every control-plane node container at once and start them again: the kubelet starts etcd and

@@ -10,6 +10,7 @@ import pytest
 from harness.gate import Decision, Policy, PolicyError, evaluate
 from harness.gate.evaluate import figures_of
 from harness.objectives.catalog import MEASURES
+from harness.objectives.declared import declared_by
 from harness.report.results import ResultsError, history_slug, load_results, load_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,9 +50,10 @@ def write_run(directory: Path, cases: dict[str, tuple[str, dict]], measures: dic
             for nodeid in cases:
                 planned.setdefault(nodeid.split("/")[1], []).append(nodeid)
         files = {suite: sorted({n.split("::")[0] for n in ids}) for suite, ids in planned.items()}
+        declared = {nodeid: declared_by(nodeid) for ids in planned.values() for nodeid in ids if declared_by(nodeid)}
         (directory / "run.json").write_text(json.dumps({
             "run_id": RUN_ID, "backend": "process", "profile": "ci", "planned": planned, "files": files,
-            "collected_files": sorted({f for fs in files.values() for f in fs})}))
+            "collected_files": sorted({f for fs in files.values() for f in fs}), "measures": declared}))
     return directory
 
 

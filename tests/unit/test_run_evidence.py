@@ -19,6 +19,7 @@ import pytest
 from harness.scenario.skips import lacks
 
 
+@pytest.mark.measures("availability_pct", "lost_writes")
 def test_passes():
     pass
 
@@ -55,6 +56,7 @@ def test_a_run_records_its_plan_before_selection_and_a_result_per_scenario(tmp_p
                                                                            "nightly_only", "left_out_by_k"))
     assert run["files"]["demo"] == ["scenarios/demo/test_demo.py", "scenarios/demo/test_other.py"]
     assert run["collected_files"] == [demo]  # test_other.py was not collected: the gate names it
+    assert run["measures"] == {f"{demo}::test_passes": ["availability_pct", "lost_writes"]}
 
     def result(name: str) -> dict:
         lines = (histories / f"{history_slug(f'{demo}::{name}')}.jsonl").read_text().splitlines()
@@ -66,3 +68,17 @@ def test_a_run_records_its_plan_before_selection_and_a_result_per_scenario(tmp_p
     assert result("test_lacks_a_spare_host")["skip"] == {"kind": "lacks", "lacking": ["spare-host"]}
     assert result("test_nightly_only")["skip"] == {"kind": "profile", "lacking": []}
     assert not (histories / f"{history_slug(f'{demo}::test_left_out_by_k')}.jsonl").exists()
+
+
+def test_a_scenario_declaring_a_measure_that_does_not_exist_stops_the_session_naming_it(tmp_path):
+    suite = tmp_path / "scenarios" / "demo"
+    suite.mkdir(parents=True)
+    (suite / "test_demo.py").write_text("import pytest\n\n\n@pytest.mark.measures('availability')\n"
+                                        "def test_x():\n    pass\n")
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["fixtures.plugin"]\n')
+    out = subprocess.run([sys.executable, "-m", "pytest", "scenarios/demo", f"--history-dir={tmp_path / 'h'}",
+                          "-p", "no:cacheprovider", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 4, out.stdout + out.stderr
+    assert "declares unknown measures ['availability']" in out.stderr and "availability_pct" in out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
