@@ -1,11 +1,17 @@
-"""Every property a scenario measures, under a stable name that says what was measured, with where its objective's
-default comes from. The defaults themselves are the policy's model (policy.py); scenarios declare what they measure
-with a marker; docs/gate.md lists every measure; tests/unit/test_objectives.py keeps them in step."""
+"""Every property a scenario measures, one record each: a stable name that says what was measured, its unit and
+direction, its objective's default and where that default comes from (upstream defaults and published SLOs, never the
+cluster under test). The policy's model (policy.py) takes its defaults from here; scenarios declare what they measure
+with a marker; docs/gate.md's table is made from these records (table.py)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from harness import thresholds as t
+from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
+
+WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
 
 
 @dataclass(frozen=True)
@@ -17,13 +23,26 @@ class MeasureSpec:
     name: str
     unit: str  # s, %, count
     what: str
-    source: str  # where the objective's default comes from (the default itself: Objectives in policy.py)
+    source: str  # where the objective's default comes from
+    default: float | dict[str, float]  # the objective when the policy sets none (per subject for a measure kept so)
     higher_is_better: bool
     subjects: tuple[str, ...] = ()  # a measure kept per subject (a component, an SLO class)
 
 
-def _spec(name, unit, what, source, higher_is_better=False, subjects=()) -> MeasureSpec:
-    return MeasureSpec(name, unit, what, source, higher_is_better, tuple(subjects))
+def _spec(name, unit, what, source, higher_is_better=False, subjects=(), *, default) -> MeasureSpec:
+    return MeasureSpec(name, unit, what, source, default, higher_is_better, tuple(subjects))
+
+
+def _default_time_to_healthy() -> dict[str, float]:
+    """A crashed static pod's return as the kubelet's defaults promise it, per component."""
+    return {c: round(t.KUBELET_RELIST_S + 2 * t.KUBELET_CRASH_BACKOFF_S + t.STARTUP_ALLOWANCE_S[Component(c)], 1)
+            for c in COMPONENTS}
+
+
+def _default_restore_s() -> float:
+    """etcd and the apiserver started again from a snapshot, the leases handed over, the LB's rise checks."""
+    return round(t.STARTUP_ALLOWANCE_S[Component.ETCD] + t.STARTUP_ALLOWANCE_S[Component.APISERVER]
+                 + t.leader_failover_bound_s(LeaderElection()) + HealthCheck().interval_s * HealthCheck().rise, 1)
 
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -33,55 +52,63 @@ MEASURES = {spec.name: spec for spec in (
     _spec("time_to_healthy_s", "s", "a killed control-plane component healthy again (its first kill)",
           "the kubelet's defaults for a crashed static pod (relist 1 s, crash back-off 10 s, 20 "
           "s for one that crashed before within 10 min) + the component's start-up allowance "
-          "(harness/thresholds.py: about 3x the measured start-up)", subjects=COMPONENTS),
+          "(harness/thresholds.py: about 3x the measured start-up)", subjects=COMPONENTS,
+          default=_default_time_to_healthy()),
     _spec("lease_failover_s", "s", "a killed or frozen leader's lease held by another identity",
           "the upstream leader-election defaults 15/10/2 s: lease + 2 x 2.2 x retry "
           "(client-go's jitter) + 0.5 s observation (ANCHORS: lease + retry, about 17 s, "
-          "without the jitter)"),
+          "without the jitter)", default=round(t.leader_failover_bound_s(LeaderElection()), 1)),
     _spec("lease_give_up_s", "s", "a leader woken past its renew deadline gives its leadership up",
           "the upstream renew deadline 10 s + one jittered retry (2.2 x 2 s) + 0.5 s "
-          "observation"),
+          "observation", default=round(t.leader_give_up_bound_s(LeaderElection()), 1)),
     _spec("lb_detection_s", "s", "the load balancer takes a dead or unready apiserver out of rotation",
           "HAProxy's default checks (inter 2 s, fall 3, timeout 2 s; ANCHORS): a check in "
-          "flight, then fall failing checks that may hang up to 2 s, + 0.5 s observation"),
+          "flight, then fall failing checks that may hang up to 2 s, + 0.5 s observation",
+          default=round(t.lb_detection_bound_s(HealthCheck()), 1)),
     _spec("lb_detection_hung_s", "s", "the load balancer takes a hung apiserver (accepts, never answers) out",
           "the same HAProxy defaults: a hung apiserver makes each failing check last its "
-          "timeout"),
+          "timeout", default=round(t.lb_detection_bound_s(HealthCheck(), hang_s=HealthCheck().timeout_s), 1)),
     _spec("etcd_leader_change_s", "s", "a dead or cut-off etcd leader replaced by a new one",
           "etcd's default election timeout 1000 ms (ANCHORS): 3 election timeouts (one split "
-          "vote) + 0.5 s observation"),
+          "vote) + 0.5 s observation", default=t.etcd_leader_change_bound_s(EtcdSettings())),
     _spec("etcd_write_stall_s", "s", "the longest stretch without an acknowledged etcd write around a fault",
-          "the etcd leader change objective + one client request timeout (the writer's 2 s)"),
+          "the etcd leader change objective + one client request timeout (the writer's 2 s)",
+          default=t.etcd_leader_change_bound_s(EtcdSettings()) + WRITER_TIMEOUT_S),
     _spec("availability_pct", "%", "requests through the load balancer that succeeded, in the judged window",
-          "ClusterLoader2's API availability threshold (ANCHORS: 99.5 %)", higher_is_better=True),
+          "ClusterLoader2's API availability threshold (ANCHORS: 99.5 %)", higher_is_better=True,
+          default=t.AVAILABILITY_PCT),
     _spec("lost_writes", "count", "acknowledged writes missing at the end",
-          "acknowledged writes must never be lost (ANCHORS: etcd's robustness tests, Jepsen)"),
+          "acknowledged writes must never be lost (ANCHORS: etcd's robustness tests, Jepsen)", default=0),
     _spec("api_p99_s", "s", "an API call class's worst p99 under load (in the apiservers; at the client under a fault)",
           "the SIG Scalability SLOs (ANCHORS): mutating and single-object reads p99 <= 1 s, "
-          "namespace LISTs <= 5 s, cluster LISTs <= 30 s", subjects=SLO_CLASSES),
+          "namespace LISTs <= 5 s, cluster LISTs <= 30 s", subjects=SLO_CLASSES,
+          default={"mutating": t.SLO_MUTATING_S, "get": t.SLO_GET_S, "list_namespace": t.SLO_LIST_NAMESPACE_S,
+                   "list_cluster": t.SLO_LIST_CLUSTER_S}),
     _spec("pod_startup_s", "s", "the p99 of pods' creation to Running as a watch reports it, on hollow nodes",
           "SIG Scalability's pod startup SLO (ANCHORS): stateless pods, no image pull, p99 <= 5 "
-          "s from creation to Running as a watch reports it"),
+          "s from creation to Running as a watch reports it", default=t.SLO_POD_STARTUP_S),
     _spec("nodes_not_ready", "count", "hollow nodes seen NotReady under load (false heartbeat failures)",
           "no healthy node may be taken for dead (KEP-589: heartbeats every 10 s, grace 40-50 "
-          "s)"),
+          "s)", default=0),
     _spec("power_loss_recovery_s", "s", "every control-plane node powered off at once until all is healthy",
           "a node's boot (20 s) + etcd's and the apiserver's start-up allowances + the "
-          "kubelet's status period (10 s) + one LB check (2 s), harness/thresholds.py"),
+          "kubelet's status period (10 s) + one LB check (2 s), harness/thresholds.py",
+          default=t.kind_power_loss_recovery_s()),
     _spec("checkpoint_refresh_s", "s", "a checkpointed pod's changed secret until the node's copy holds it",
           "no staler than a running pod's own mounted secret: the kubelet's sync period (60 s "
           "default) + the watch cache's propagation delay (none: Kubernetes docs, Secrets, "
-          "mounted Secrets are updated automatically)"),
+          "mounted Secrets are updated automatically)", default=t.KUBELET_SYNC_PERIOD_S),
     _spec("snapshot_restore_s", "s", "quorum lost for good until the cluster serves again from a snapshot",
           "etcd's and the apiserver's start-up allowances + a lease failover (24.3 s) + the "
-          "LB's rise checks (2 x 2 s)"),
+          "LB's rise checks (2 x 2 s)", default=_default_restore_s()),
     _spec("certificate_days_left", "days",
           "the fewest days any apiserver or etcd listener's certificate has left, as its clients meet it over TLS",
           "renewal 30 days before expiry: Let's Encrypt's advice (renew every 60 days of a 90-day certificate), the "
           "default of Go's golang.org/x/crypto/acme/autocert (`RenewBefore`: \"renewed 30 days before "
           "expiration\") and of cert-manager before v1 (`DefaultRenewBefore = 24 * 30 h`, "
           "pkg/apis/certmanager/v1alpha1/const.go); a certificate with less left should already have been "
-          "renewed. Quorum issues kubeadm's validity (1 year, CAs 10 years)", higher_is_better=True),
+          "renewed. Quorum issues kubeadm's validity (1 year, CAs 10 years)", higher_is_better=True,
+          default=t.CERTIFICATE_RENEW_BEFORE_DAYS),
 )}
 
 

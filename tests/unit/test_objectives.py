@@ -28,6 +28,8 @@ def scenario_ids() -> list[str]:
 def test_every_measure_has_an_objective_and_a_source_and_every_objective_a_measure():
     assert set(MEASURES) == set(Objectives.model_fields)
     assert all(spec.source.strip() for spec in MEASURES.values())
+    # one record per measure: the policy's defaults are the records' own
+    assert Objectives().model_dump() == {name: spec.default for name, spec in MEASURES.items()}
 
 
 def test_every_measure_is_declared_by_a_scenario_that_exists_and_records_it():
