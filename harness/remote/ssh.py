@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shlex
 import socket
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import paramiko
 
 from harness.errors import ClusterError
 from harness.inventory.model import HostKeyPolicy, Ssh
+from harness.target.hosts import Ran
 
 CONNECT_TIMEOUT_S = 10.0
 CHANNEL_TIMEOUT_S = 15.0  # for sshd to open a session on a live connection (it answers in milliseconds when well)
@@ -25,18 +25,6 @@ CHANNEL_TIMEOUT_S = 15.0  # for sshd to open a session on a live connection (it 
 
 class RemoteError(ClusterError):
     """A host could not be reached, logged in to, or did not run what was asked."""
-
-
-@dataclass(frozen=True)
-class Result:
-    argv: tuple[str, ...]
-    rc: int
-    stdout: str
-    stderr: str
-
-    @property
-    def ok(self) -> bool:
-        return self.rc == 0
 
 
 class _AcceptNew(paramiko.MissingHostKeyPolicy):
@@ -157,10 +145,10 @@ class SshHost:
             self.close()
             return self.client.get_transport().open_session(timeout=CHANNEL_TIMEOUT_S)
 
-    def run(self, argv: list[str], *, sudo: bool | None = None, timeout_s: float = 30.0) -> Result:
+    def run(self, argv: list[str], *, sudo: bool | None = None, timeout_s: float = 30.0) -> Ran:
         """Run argv on the host (through `sudo -n` when the host's settings say so, or `sudo` says)."""
         rc, out, err = self._exec(argv, sudo, timeout_s)
-        return Result(tuple(argv), rc, out.decode(errors="replace"), err)
+        return Ran(tuple(argv), rc, out.decode(errors="replace"), err)
 
     def read_file(self, path: str) -> bytes:
         """A file's bytes (with sudo when the host's settings say so)."""

@@ -92,8 +92,7 @@ class RemoteTarget(RemoteLinks, Target):
         return ssh_hosts(self.topology, self.run_dir)
 
     def run(self, host: str, argv: list[str], *, timeout: float = 60.0) -> Ran:
-        result = self.ssh[host].run(argv, timeout_s=timeout)
-        return Ran(tuple(argv), result.rc, result.stdout, result.stderr)
+        return self.ssh[host].run(argv, timeout_s=timeout)
 
     def command_failed(self, host: str, ran: Ran) -> RemoteError:
         return RemoteError(f"{ran.argv[0]} on {self.ssh[host].where} exited {ran.rc}: {ran.stderr.strip()[-300:]}",
