@@ -188,8 +188,8 @@ def evaluate(policy: Policy, results: list[ScenarioResult], run: RunRecord | Non
 
 
 def _unjudged_row(suite: str, what: str, outcome: str, unjudged: Unjudged, nodeid: str = "") -> Row:
-    return Row(suite, what, outcome, verdict="not judged" if unjudged.harmless else "unjudged", reason=unjudged.why,
-               nodeid=nodeid)
+    verdict = "block" if unjudged.blocks else "not judged" if unjudged.harmless else "unjudged"
+    return Row(suite, what, outcome, verdict=verdict, reason=unjudged.why, nodeid=nodeid)
 
 
 def _judged_rows(result: ScenarioResult, policy: Policy, earlier: Earlier, today: datetime.date,

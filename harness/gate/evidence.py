@@ -27,11 +27,13 @@ DURABILITY = ("lost_writes",)  # figures no known failure can hide: an acknowled
 
 @dataclass(frozen=True)
 class Unjudged:
-    """What was not judged, and why; `harmless`: the policy allows it (the decision still lists it)."""
+    """What was not judged, and why; `harmless`: the policy allows it (the decision still lists it); `blocks`: what
+    kept it from being judged is itself a failure of the cluster."""
 
     what: str
     why: str
     harmless: bool
+    blocks: bool = False
 
 
 def recorded_problem(result: ScenarioResult, run: RunRecord) -> str | None:
@@ -64,6 +66,9 @@ def skip_judged(result: ScenarioResult, run: RunRecord, policy: Policy) -> Unjud
         return Unjudged(result.nodeid, f"{reason} (not in the {run.profile or 'run'}'s profile)", True)
     if kind == SkipKind.NOT_DISPOSABLE.value and policy.read_only_when_not_disposable:
         return Unjudged(result.nodeid, f"{reason} ({READ_ONLY})", True)
+    if kind == SkipKind.UNHEALTHY.value:  # it did not heal itself in the time it promises: that is a verdict
+        return Unjudged(result.nodeid, f"{reason} (the target was still unhealthy when the scenario was due: a "
+                        "cluster that does not heal itself between scenarios is not promoted)", False, blocks=True)
     return Unjudged(result.nodeid, f"{reason} ({kind or 'no recorded reason'}: the scenario was not judged)", False)
 
 

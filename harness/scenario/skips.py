@@ -1,6 +1,6 @@
 """Why a scenario was skipped, in a form the gate can judge (harness/gate/evidence.py). A skip is harmless only when
-the target lacks what the scenario needs and the policy lets that suite run without it; a target that was unhealthy,
-a fault its owner refused, or any other reason leaves the scenario unjudged.
+the target lacks what the scenario needs and the policy lets that suite run without it; a target that was still
+unhealthy blocks a required scenario; a fault its owner refused, or any other reason, leaves the scenario unjudged.
 
 A scenario that cannot run on a topology says what it lacks with `lacks(what, why)`; the plugin's own skips (a
 capability the target lacks, a profile, a cluster that is not disposable, an unhealthy target, a refused fault) carry

@@ -58,11 +58,14 @@ def test_a_testcase_whose_history_holds_no_result_of_this_run_is_no_evidence(tmp
     assert any("holds no result of run 0123456789ab" in reason for reason in verdict.reasons)
 
 
-def test_a_skip_for_an_unhealthy_target_is_not_harmless(tmp_path):
+def test_a_required_scenario_skipped_for_an_unhealthy_target_blocks(tmp_path):
+    """The target did not heal itself in the time it promises before the scenario was due: a failure, not a gap."""
     cases = {**GOOD, ETCD: ("skipped", {})}
     results = write_run(tmp_path / "run", cases, MEASURED, skips={ETCD: {"kind": "unhealthy", "lacking": []}})
     verdict = judged(results)
-    assert verdict.decision is Decision.UNJUDGED and any("unhealthy" in reason for reason in verdict.reasons)
+    assert verdict.decision is Decision.BLOCK and any("still unhealthy" in reason for reason in verdict.reasons)
+    refused = write_run(tmp_path / "refused", cases, MEASURED, skips={ETCD: {"kind": "refused", "lacking": []}})
+    assert judged(refused).decision is Decision.UNJUDGED  # the owner's limits: not the cluster's failure
 
 
 def test_a_skip_for_what_the_target_lacks_is_harmless_only_where_the_policy_allows_it(tmp_path):
