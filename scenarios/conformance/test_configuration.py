@@ -11,7 +11,7 @@ from harness.components.flags import go_duration_s
 from harness.objectives.policy import active
 from harness.thresholds import (etcd_leader_change_bound_s, leader_failover_bound_s, leader_give_up_bound_s,
                                 lb_detection_bound_s)
-from harness.objectives.policy import WRITER_TIMEOUT_S
+from harness.objectives.catalog import WRITER_TIMEOUT_S
 from harness.target.protocol import Unsupported
 from harness.topology import Component, EtcdSettings, LeaderElection
 from harness.scenario.skips import lacks
