@@ -82,9 +82,9 @@ def build(topology_file: Path, run_dir: Path | None, say: Say, timeout_s: float 
         _write_pki(topology, layout)
         defects.after_pki(topology, layout)
         maker = hosts(state)
-        if maker.in_containers and topology.defects.cpu_limit_m:
-            raise ClusterError("the cpu_limit_m defect is applied by the process backend's keepers on this "
-                               "machine's cgroups, not inside containers", "build this twin with --backend process")
+        refusal = defects.not_in_containers(topology) if maker.in_containers else None
+        if refusal:
+            raise ClusterError(refusal, "build this twin with --backend process")
         maker.create(topology, tell)
         if not maker.in_containers:
             defects.after_network(topology, state.run_id)

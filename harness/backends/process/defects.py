@@ -13,6 +13,14 @@ from harness.topology import Component, Topology
 TAG = "quorum-defect"
 
 
+def not_in_containers(topology: Topology) -> str | None:
+    """Why the twin cannot be built with its hosts as containers (None: it can)."""
+    if topology.defects.cpu_limit_m:
+        return ("the cpu_limit_m defect is applied by the process backend's keepers on this machine's cgroups, not "
+                "inside containers")
+    return None
+
+
 def after_pki(topology: Topology, layout: Layout) -> None:
     if topology.defects.key_mode is not None:
         for key in layout.pki.directory.rglob("*.key"):
