@@ -48,14 +48,19 @@ def load_checkers() -> None:
 
 
 def rejudge_run(run: Event, history: History) -> Rejudged:
-    then = (run.get("status", "?"), run.get("figures") or {})
-    name, call = run.get("checker", "?"), run.get("call")
+    then = (str(run.get("status", "?")), run.get("figures") or {})
+    name, call = str(run.get("checker", "?")), run.get("call")
+    if call is not None and not isinstance(call, dict):
+        call = {}
     if name not in CHECKERS:
         return Rejudged(name, *then, None, Again.CANNOT, "no checker of that name in this version of Quorum")
     if call is None:
         return Rejudged(name, *then, None, Again.CANNOT, "its arguments were not values a History can hold")
-    seen = history.prefix(int(run.get("ops", 0)), int(run.get("events", 0)))
-    now = CHECKERS[name](seen, *call.get("positional", []), **call.get("arguments", {}))
+    ops, events, positional, arguments = run.get("ops"), run.get("events"), call.get("positional"), call.get("arguments")
+    if not (isinstance(ops, int) and isinstance(events, int) and isinstance(positional, list)
+            and isinstance(arguments, dict)):  # an edited or foreign record: say so, never a traceback
+        return Rejudged(name, *then, None, Again.CANNOT, "its record of the run is not one Quorum writes")
+    now = CHECKERS[name](history.prefix(ops, events), *positional, **arguments)
     same = now.status.value == then[0] and comparable(now.figures) == then[1]
     return Rejudged(name, *then, now, Again.SAME if same else Again.DIFFERENT)
 

@@ -68,10 +68,13 @@ def test_a_run_whose_arguments_a_history_cannot_hold_is_kept_apart_as_cannot_re_
     failover_time(history, subject="kube-scheduler", fault=object())  # not a value JSON holds: unknown, not recorded
     history.event(CHECKED, checker="a_checker_since_removed", call={"positional": [], "arguments": {}}, ops=0,
                   events=0, status="pass", figures={})
+    history.event(CHECKED, checker="failover_time", call={"positional": [], "arguments": {"subject": "x"}},
+                  ops="many", events=0, status="pass", figures={})  # a record edited by hand
     history.close()
     again = rejudge(History.load(path))
-    assert [r.again for r in again] == [Again.CANNOT, Again.CANNOT]
+    assert [r.again for r in again] == [Again.CANNOT] * 3
     assert "not values a History can hold" in again[0].why and "no checker of that name" in again[1].why
+    assert "not one Quorum writes" in again[2].why
 
 
 def test_quorum_analyze_prints_the_verdicts_and_fails_when_one_differs(tmp_path):
