@@ -123,7 +123,8 @@ def _failure_evidence(cluster, histories, kept) -> str:
     import json
     import shutil
 
-    shutil.copytree(histories, kept, dirs_exist_ok=True)
+    if histories.exists():  # a suite that failed before collecting wrote none: the message still gets the logs
+        shutil.copytree(histories, kept, dirs_exist_ok=True)
     events = []
     for path in sorted(kept.rglob("*.jsonl")):
         for line in path.read_text().splitlines():
