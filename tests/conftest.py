@@ -38,6 +38,11 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # --durations=0`; docs/ci.md); the others, the load twins among them, run in the docker lane
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
 PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases"}
+# In the deep tier the docker lane also holds kind's self-hosted module with its deep twins and the docker main job:
+# measured at 7084 s against the process lane's 3973 s (docs/ci.md), so these kind twins, all deep but for one case,
+# run in the process lane there. The process lane builds kind clusters already (the inventory checks); a twin's
+# failure proof is not turned into a pass by the CPU the other lane takes.
+DEEP_PROCESS_LANE_TWINS = {"kind-restart-never", "kind-checkpointer-stale-lock"}
 # Process twins whose every selected check must fail, run first in the background lane at full priority (a third
 # cluster lane for their ~9 minutes). Both lanes start with twins of their own (test_defect_twins.py precedes their
 # other files), so the third lane overlaps failure proofs, which a shortage of CPU cannot turn into a pass, and no
@@ -48,12 +53,12 @@ EARLY_TWINS = {"etcd-2-members", "etcd-no-peer-tls", "slow-links", "rotation-ca-
                "no-leader-election", "etcd-split-member", "lb-no-health-check", "upgrade-all-at-once"}
 
 
-def process_lane_twins() -> set[str]:
-    """The twins whose tests run in the process lane; a twin's tests never split across lanes, since they share
-    its topology's subnet. The load suite's twins (API load on 1000 hollow nodes) are not among them: they run in the
-    docker lane with the other tests that put API load on hollow nodes (test_hollow_pods.py), never two at once, or
-    both would judge a starved machine."""
-    return set(PROCESS_LANE_TWINS)
+def process_lane_twins(deep: bool = False) -> set[str]:
+    """The twins whose tests run in the process lane, in presubmit or (`deep`) in the deep tier; a twin's tests never
+    split across lanes, since they share its topology's subnet. The load suite's twins (API load on 1000 hollow
+    nodes) are not among them: they run in the docker lane with the other tests that put API load on hollow nodes
+    (test_hollow_pods.py), never two at once, or both would judge a starved machine."""
+    return set(PROCESS_LANE_TWINS) | (set(DEEP_PROCESS_LANE_TWINS) if deep else set())
 
 
 def early_twins() -> set[str]:
@@ -78,14 +83,15 @@ BACKGROUND = {"integration/test_toolchain_install.py", "integration/test_report.
 BACKGROUND_NICE = 10
 
 
-def lane_of(nodeid: str) -> str:
-    """The lane of a test, from its node id alone: xdist's controller schedules by node id, without items."""
+def lane_of(nodeid: str, deep: bool = False) -> str:
+    """The lane of a test, from its node id and the tier (`deep`: `--deep`): xdist's controller schedules by node id,
+    without items."""
     path = nodeid.partition("::")[0]
     if Path(path).parts[-2:-1] == ("unit",) or "/".join(Path(path).parts[-2:]) in BACKGROUND:
         return "background"
     twin = twin_of(nodeid)
     if twin is not None:
-        return "background" if twin in early_twins() else "process" if twin in process_lane_twins() else "docker"
+        return "background" if twin in early_twins() else "process" if twin in process_lane_twins(deep) else "docker"
     return "docker" if "/".join(Path(path).parts[-2:]) in DOCKER_LANE else "process"
 
 
@@ -96,19 +102,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     class LaneScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return lane_of(nodeid)
+            return lane_of(nodeid, deep)
+
+    deep = config.getoption("--deep")
 
     return LaneScheduling(config, log)
 
 
 _LANE_SPAN: dict[str, list[float]] = {}  # lane -> [first start, last end, seconds spent in its tests], this worker
+_DEEP_RUN = [False]  # whether this session runs the deep tier (pytest_configure): the hooks below get no config
 
 
 def pytest_runtest_logstart(nodeid: str, location) -> None:
     import os
     import time
 
-    lane = lane_of(nodeid)
+    lane = lane_of(nodeid, _DEEP_RUN[0])
     # after the early twins (first in file order), and only with a worker per lane (run.sh's -n 3): with fewer, this
     # worker would go on to a cluster lane still niced
     if lane == "background" and twin_of(nodeid) is None and os.nice(0) < BACKGROUND_NICE and \
@@ -121,7 +130,7 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
 def pytest_runtest_logfinish(nodeid: str, location) -> None:
     import time
 
-    span = _LANE_SPAN[lane_of(nodeid)]
+    span = _LANE_SPAN[lane_of(nodeid, _DEEP_RUN[0])]
     span[2] += time.time() - span[1]
     span[1] = time.time()
 
@@ -153,6 +162,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "deep(reason): re-proves what a test CI runs already proves (on the other "
                                        "backend, or at another level); runs with --deep, skipped with the reason otherwise")
     config.addinivalue_line("markers", "proof(Proof): the verdicts a test proves, in its tier (tests/tiers.py)")
+    _DEEP_RUN[0] = bool(config.getoption("--deep"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

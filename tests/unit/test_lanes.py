@@ -12,19 +12,32 @@ ROOT = Path(__file__).resolve().parents[2]
 TWINS = "tests/integration/test_defect_twins.py"
 
 
-def twin_lanes() -> dict[str, set[str]]:
+def twin_lanes(deep: bool = False) -> dict[str, set[str]]:
     lanes: dict[str, set[str]] = {}
     for twin, suite, _, _ in CASES:
-        lanes.setdefault(twin, set()).add(lane_of(f"{TWINS}::test_the_suite_fails_on_its_broken_twin[{case_id(twin, suite)}]"))
+        lanes.setdefault(twin, set()).add(
+            lane_of(f"{TWINS}::test_the_suite_fails_on_its_broken_twin[{case_id(twin, suite)}]", deep))
     for twin in CONFORMANCE:
-        lanes.setdefault(twin, set()).add(lane_of(f"{TWINS}::test_each_conformance_check_fails_on_its_twin_and_only_there[{twin}]"))
+        lanes.setdefault(twin, set()).add(
+            lane_of(f"{TWINS}::test_each_conformance_check_fails_on_its_twin_and_only_there[{twin}]", deep))
     return lanes
 
 
-def test_every_twins_tests_run_in_one_lane():
+@pytest.mark.parametrize("deep", [False, True], ids=["presubmit", "deep"])
+def test_every_twins_tests_run_in_one_lane(deep):
     """A twin's topology has one subnet: two of its tests side by side would collide on it."""
-    split = {twin: lanes for twin, lanes in twin_lanes().items() if len(lanes) > 1}
+    split = {twin: lanes for twin, lanes in twin_lanes(deep).items() if len(lanes) > 1}
     assert not split, f"twins whose tests are in both lanes: {split}"
+
+
+def test_the_deep_tier_moves_only_kind_twins_to_the_process_lane():
+    """The deep tier's lanes differ from presubmit's only by the kind twins that balance them (tests/conftest.py)."""
+    from tests.conftest import DEEP_PROCESS_LANE_TWINS
+
+    presubmit, deep = twin_lanes(), twin_lanes(deep=True)
+    moved = {twin for twin in presubmit if presubmit[twin] != deep[twin]}
+    assert moved == DEEP_PROCESS_LANE_TWINS and all(twin.startswith("kind-") for twin in moved)
+    assert all(presubmit[twin] == {"docker"} and deep[twin] == {"process"} for twin in moved)
 
 
 def test_kind_and_docker_tests_share_the_docker_lane_and_so_do_the_load_twins_and_the_hollow_node_load():
