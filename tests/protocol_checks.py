@@ -18,8 +18,8 @@ from harness.wait import eventually
 
 # what each capability's methods are, called with arguments that would act if the target had the capability
 GATED = {
-    Capability.NODE_POWER: lambda t: t.power_off([]),
-    Capability.NODE_DISCONNECT: lambda t: t.disconnect(t.hosts()[0]),
+    Capability.NODE_POWER: lambda t: t.power.off([]),
+    Capability.NODE_DISCONNECT: lambda t: t.power.disconnect(t.hosts()[0]),
     Capability.LB_ADMIN: lambda t: t.lb_server_states(),
     Capability.RUN_FILES: lambda t: t.secret_files(),
     Capability.ETCD_DATA: lambda t: t.etcd_data_dir(t.hosts(HostRole.ETCD)[0]),

@@ -22,7 +22,7 @@ class NodeFault(Fault):
             raise KeyError(f"no host {self.host!r}; hosts: {', '.join(target.hosts())}")
 
     def undo(self, target: Target) -> None:
-        target.power_on([self.host])
+        target.power.on([self.host])
 
 
 @dataclass
@@ -32,7 +32,7 @@ class NodeKill(NodeFault):
     name = "node-kill"
 
     def act(self, target: Target) -> None:
-        target.power_off([self.host])
+        target.power.off([self.host])
 
 
 @dataclass
@@ -43,7 +43,7 @@ class NodePause(NodeFault):
     name = "node-pause"
 
     def act(self, target: Target) -> None:
-        target.freeze(self.host)
+        target.power.freeze(self.host)
 
 
 @dataclass
@@ -54,7 +54,7 @@ class NodeDisconnect(NodeFault):
     requires = (Capability.NODE_DISCONNECT,)
 
     def act(self, target: Target) -> None:
-        target.disconnect(self.host)
+        target.power.disconnect(self.host)
 
 
 @dataclass
@@ -77,7 +77,7 @@ class NodeRestart(Fault):
         self.captured["hosts"] = chosen
 
     def act(self, target: Target) -> None:
-        target.power_cycle(self.captured["hosts"])
+        target.power.cycle(self.captured["hosts"])
 
     def undo(self, target: Target) -> None:
-        target.power_on(self.captured.get("hosts", []))
+        target.power.on(self.captured.get("hosts", []))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.errors import Unsupported  # noqa: F401 - the protocol's error, defined beside QuorumError
 from harness.run.state import RunState
@@ -18,6 +18,7 @@ from harness.target.capabilities import Capability
 from harness.target.hosts import Hosts
 from harness.target.keeper import Keeper
 from harness.target.network import InHostNetwork
+from harness.target.power import Power
 from harness.target.pods import PodContainers
 from harness.target.promises import ConfiguredPromises
 from harness.target.releases import ComponentReleases
@@ -84,9 +85,13 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
         """Destructive faults refuse a target that is not marked disposable."""
         return bool(getattr(self.topology, "disposable", False))
 
+    # what the backend offers beyond its parts' (each part adds its own: a Power part NODE_POWER)
+    CAPABILITIES: ClassVar[frozenset[Capability]] = frozenset()
+    POWER: ClassVar[type[Power] | None] = None  # the part that powers whole hosts off and on, if the backend has one
+
     @classmethod
-    @abstractmethod
-    def capabilities(cls) -> frozenset[Capability]: ...
+    def capabilities(cls) -> frozenset[Capability]:
+        return cls.CAPABILITIES | (cls.POWER.capabilities() if cls.POWER is not None else frozenset())
 
     @classmethod
     def lacks(cls, *needed: Capability) -> str | None:
@@ -323,25 +328,15 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
     def link(self, host: str) -> str:
         """The host's network interface (what shaping and packet loss act on)."""
 
-    # ---- whole hosts (Capability.NODE_POWER, NODE_DISCONNECT) ------------------------------------
+    # ---- whole hosts (the Power part: Capability.NODE_POWER, NODE_DISCONNECT) ----------------------
 
-    def power_off(self, hosts: list[str]) -> None:
+    @property
+    def power(self) -> Power:
+        """The hosts as machines that lose power, freeze or lose their interface (harness/target/power.py)."""
         self.require(Capability.NODE_POWER)
-
-    def power_on(self, hosts: list[str]) -> None:
-        """Every host in `hosts` running, unfrozen and connected again, with its address (idempotent)."""
-        self.require(Capability.NODE_POWER)
-
-    def power_cycle(self, hosts: list[str]) -> None:
-        """Power loss of every host at once, then all started again: what comes back is what is on disk."""
-        self.require(Capability.NODE_POWER)
-
-    def freeze(self, host: str) -> None:
-        """Stop every process of the host at once (cgroup freezer); sockets stay open."""
-        self.require(Capability.NODE_POWER)
-
-    def disconnect(self, host: str) -> None:
-        self.require(Capability.NODE_DISCONNECT)
+        if "_power" not in self.__dict__:  # one per target; reload() drops it with the rest
+            self.__dict__["_power"] = self.POWER(self)  # type: ignore[misc]
+        return self.__dict__["_power"]
 
     # ---- health --------------------------------------------------------------------------------
 

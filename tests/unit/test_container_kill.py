@@ -23,9 +23,7 @@ class Node(FakeTarget):
     apiserver_after = 3
     killed: list[tuple[str, str]] = []
 
-    @classmethod
-    def capabilities(cls):
-        return super().capabilities() | {Capability.PODS}
+    CAPABILITIES = FakeTarget.CAPABILITIES | {Capability.PODS}
 
     def pod_containers(self, host, namespace, container):
         running = {"checkpointer": CHECKPOINTER_ID, "kube-apiserver": APISERVER_ID}

@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.backends.fake.clients import FakeApi, FakeEtcd
 from harness.backends.fake.keeper import FakeKeeper
+from harness.backends.fake.power import ModelPower
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.hosts import Ran
@@ -43,12 +44,12 @@ class FakeTarget(Target):
         self.state = RunState.load(self.run_dir)
         self.topology = load_topology(self.run_dir / "topology.yaml")
 
-    @classmethod
-    def capabilities(cls) -> frozenset[Capability]:
-        """What the model models: every fault's operations, not what only a real cluster has (its supervisor's
-        record, its files, pods, hollow nodes, iperf3, a shape that changes)."""
-        return frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
-                                        Capability.HOST_BANDWIDTH, Capability.PODS, Capability.STATIC_PODS, Capability.SCALE}
+    # What the model models: every fault's operations, not what only a real cluster has (its supervisor's record, its
+    # files, pods, hollow nodes, iperf3, a shape that changes); whole hosts are its Power part's
+    CAPABILITIES = frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
+                                            Capability.HOST_BANDWIDTH, Capability.PODS, Capability.STATIC_PODS,
+                                            Capability.SCALE, Capability.NODE_POWER, Capability.NODE_DISCONNECT}
+    POWER = ModelPower
 
     # ---- the model -----------------------------------------------------------------------------
 
@@ -288,37 +289,6 @@ class FakeTarget(Target):
                 return False
             model["hosts"][host]["link"] = self.topology.network.link_rate_mbit
             return True
-
-    def _power(self, hosts: list[str], power: str) -> None:
-        with self.changing() as model:
-            model["calls"].append(["power", power, list(hosts)])
-            for host in hosts:
-                model["hosts"][host]["power"] = power
-                for key, entry in model["components"].items():
-                    if key.endswith(f"@{host}") and power == "off":
-                        entry["pid"] = None
-
-    def power_off(self, hosts: list[str]) -> None:
-        self._power(hosts, "off")
-
-    def freeze(self, host: str) -> None:
-        self._power([host], "frozen")
-
-    def disconnect(self, host: str) -> None:
-        with self.changing() as model:
-            model["hosts"][host]["connected"] = False
-
-    def power_on(self, hosts: list[str]) -> None:
-        with self.changing() as model:
-            for host in hosts:
-                model["hosts"][host] |= {"power": "on", "connected": True}
-                for key, entry in model["components"].items():
-                    if key.endswith(f"@{host}") and entry["pid"] is None and not entry["held"]:
-                        self.start(model, entry)
-
-    def power_cycle(self, hosts: list[str]) -> None:
-        self.power_off(hosts)
-        self.power_on(hosts)
 
     # ---- health --------------------------------------------------------------------------------
 

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import ipaddress
 import json
+from typing import TYPE_CHECKING
 
 from python_on_whales.exceptions import DockerException
 
 from harness.backends.docker.engine import client
 from harness.errors import FaultError
+from harness.target.power import Power
+
+if TYPE_CHECKING:
+    from harness.backends.kind.target import KindTarget
 
 
 def _start_in_address_order(target, addresses: dict[str, str | None]) -> None:
@@ -43,30 +48,38 @@ def addresses(target) -> dict[str, str]:
     return known
 
 
-def power_off(target, hosts: list[str]) -> None:
-    addresses(target)
-    client().container.kill([target.container(node) for node in hosts])
+class NodePower(Power):
+    """kind's node containers as machines: `docker kill`, `docker pause`, and started again in address order. A
+    node's interface is kind's to manage (its network is the cluster's only one), so there is no disconnect."""
 
+    def __init__(self, target: "KindTarget") -> None:
+        self.target = target
 
-def power_cycle(target, hosts: list[str]) -> None:
-    """`docker kill` every node at once, then start them all again: what comes back is what they have on disk."""
-    known = addresses(target)
-    client().container.kill([target.container(node) for node in hosts])
-    _start_in_address_order(target, {node: known.get(node) for node in hosts})
+    def off(self, hosts: list[str]) -> None:
+        addresses(self.target)
+        client().container.kill([self.target.container(node) for node in hosts])
 
+    def on(self, hosts: list[str]) -> None:
+        """Unpause paused nodes and start stopped ones, in the order of their addresses."""
+        docker, known, stopped = client(), addresses(self.target), {}
+        for node in hosts:
+            name = self.target.container(node)
+            try:
+                state = docker.container.inspect(name).state
+                if state.paused:
+                    docker.container.unpause(name)
+                if not state.running:
+                    stopped[node] = known.get(node)
+            except DockerException as error:
+                raise FaultError(f"could not bring kind node {node} back: {error}", f"docker start {name}") from None
+        if stopped:
+            _start_in_address_order(self.target, stopped)
 
-def power_on(target, hosts: list[str]) -> None:
-    """Unpause paused nodes and start stopped ones, in the order of their addresses."""
-    docker, known, stopped = client(), addresses(target), {}
-    for node in hosts:
-        name = target.container(node)
-        try:
-            state = docker.container.inspect(name).state
-            if state.paused:
-                docker.container.unpause(name)
-            if not state.running:
-                stopped[node] = known.get(node)
-        except DockerException as error:
-            raise FaultError(f"could not bring kind node {node} back: {error}", f"docker start {name}") from None
-    if stopped:
-        _start_in_address_order(target, stopped)
+    def cycle(self, hosts: list[str]) -> None:
+        """`docker kill` every node at once, then start them all again: what comes back is what they have on disk."""
+        known = addresses(self.target)
+        client().container.kill([self.target.container(node) for node in hosts])
+        _start_in_address_order(self.target, {node: known.get(node) for node in hosts})
+
+    def freeze(self, host: str) -> None:
+        client().container.pause(self.target.container(host))

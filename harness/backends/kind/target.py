@@ -18,8 +18,9 @@ import yaml
 from python_on_whales.exceptions import DockerException
 
 from harness.backends.docker.engine import client
-from harness.backends.kind import health, nodes, power, self_hosted, static_pods
+from harness.backends.kind import health, nodes, self_hosted, static_pods
 from harness.backends.kind.cluster import cluster_name
+from harness.backends.kind.power import NodePower
 from harness.backends.kind.static_pods import ETCD_CLIENT_PORT
 from harness.backends.kind.topology import KindTopology, load_kind_topology
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
@@ -69,11 +70,9 @@ class KindTarget(Target):
         self.topology = load_kind_topology(self.run_dir / "topology.yaml")
         self._roles: dict[str, str] | None = None  # the node list, once every node is there (_node_roles)
 
-    @classmethod
-    def capabilities(cls) -> frozenset[Capability]:
-        return frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
-                          Capability.SHAPE, Capability.NODE_POWER, Capability.PODS, Capability.STATIC_PODS,
-                          Capability.SELF_HOSTED})
+    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
+                              Capability.SHAPE, Capability.PODS, Capability.STATIC_PODS, Capability.SELF_HOSTED})
+    POWER = NodePower
 
     def bootstrap_apiserver(self) -> AbstractContextManager[None]:
         if not self.topology.kind.self_hosted:
@@ -176,7 +175,7 @@ class KindTarget(Target):
 
     @cached_property
     def etcd_urls(self) -> list[str]:
-        """Cached: monitors ask on every poll, and a node keeps its address (power_cycle sees to that)."""
+        """Cached: monitors ask on every poll, and a node keeps its address (its Power part sees to that)."""
         return [self.etcd_url(node) for node in self.hosts(HostRole.ETCD)]
 
     @cached_property
@@ -315,18 +314,6 @@ class KindTarget(Target):
         if self.topology.defects.worker_link_mbit and host in self.hosts(HostRole.WORKER):
             return float(self.topology.defects.worker_link_mbit)
         return None
-
-    def power_off(self, hosts: list[str]) -> None:
-        power.power_off(self, hosts)
-
-    def power_on(self, hosts: list[str]) -> None:
-        power.power_on(self, hosts)
-
-    def power_cycle(self, hosts: list[str]) -> None:
-        power.power_cycle(self, hosts)
-
-    def freeze(self, host: str) -> None:
-        client().container.pause(self.container(host))
 
     # ---- health --------------------------------------------------------------------------------
 

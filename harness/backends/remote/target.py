@@ -63,12 +63,10 @@ class RemoteTarget(RemoteLinks, Target):
         self.state = RunState.load(self.run_dir)
         self.topology = load_inventory(self.run_dir / INVENTORY)
 
-    @classmethod
-    def capabilities(cls) -> frozenset[Capability]:
-        # over SSH; holds and overrides need a keeper the inventory names (a plain process has none: Unsupported at
-        # the call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc
-        return frozenset({Capability.SIGNAL, Capability.NETWORK, Capability.HOLD, Capability.OVERRIDE_ARGS,
-                          Capability.SHAPE})
+    # over SSH; holds and overrides need a keeper the inventory names (a plain process has none: Unsupported at the
+    # call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc
+    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.NETWORK, Capability.HOLD, Capability.OVERRIDE_ARGS,
+                              Capability.SHAPE})
 
     def describe(self) -> dict[str, str]:
         return super().describe() | {"target": self.name,
