@@ -26,8 +26,8 @@ GATED = {
     Capability.SIGNAL: lambda t: t.signal(Component.SCHEDULER, t.hosts(HostRole.CONTROLLER)[0], "SIGCONT"),
     Capability.HOLD: lambda t: t.hold(Component.SCHEDULER, t.hosts(HostRole.CONTROLLER)[0]),
     Capability.OVERRIDE_ARGS: lambda t: t.restore_command_line(Component.SCHEDULER, t.hosts(HostRole.CONTROLLER)[0]),
-    Capability.NETWORK: lambda t: t.drop(t.hosts()[0], sources=[t.hosts()[-1]], tag="protocol"),
-    Capability.SHAPE: lambda t: t.shape(t.hosts()[0], 40000.0, tag="protocol"),
+    Capability.NETWORK: lambda t: t.network.drop(t.hosts()[0], sources=[t.hosts()[-1]], tag="protocol"),
+    Capability.SHAPE: lambda t: t.network.shape(t.hosts()[0], 40000.0, tag="protocol"),
     Capability.PODS: lambda t: t.pod_containers(t.hosts()[0], "kube-system", "etcd"),
 }
 
@@ -166,20 +166,20 @@ def check_network(target: Target) -> None:
         (target.hosts()[0], target.hosts()[-1])
     tag = f"protocol{secrets.token_hex(2)}"
     try:
-        target.drop(first, sources=[second], tag=tag)
-        assert target.heal_network(first, tag) == 1
+        target.network.drop(first, sources=[second], tag=tag)
+        assert target.network.heal(first, tag) == 1
     finally:
-        target.heal_network(first, tag)
-    assert target.heal_network(first, tag) == 0
+        target.network.heal(first, tag)
+    assert target.network.heal(first, tag) == 0
     if Capability.SHAPE in target.capabilities():
         try:
-            target.shape(first, 40000.0, tag=f"{tag}a")
-            target.shape(first, 30000.0, tag=f"{tag}b")  # a second fault's shaping replaces the first's
-            assert target.restore_link(first, tag=f"{tag}a") is False, "an undo removed a later fault's shaping"
-            assert target.restore_link(first, tag=f"{tag}b") is True
+            target.network.shape(first, 40000.0, tag=f"{tag}a")
+            target.network.shape(first, 30000.0, tag=f"{tag}b")  # a second fault's shaping replaces the first's
+            assert target.network.restore_link(first, tag=f"{tag}a") is False, "an undo removed a later fault's shaping"
+            assert target.network.restore_link(first, tag=f"{tag}b") is True
         finally:
-            target.restore_link(first)
-        assert target.restore_link(first) is False
+            target.network.restore_link(first)
+        assert target.network.restore_link(first) is False
 
 
 def check_pods(target: Target) -> None:

@@ -42,14 +42,14 @@ class Partition(Fault):
         # both ways, so the partition is whole after the fewest commands, just before the nemesis records fault.in_place
         if len(self.side_a) <= len(self.side_b):
             for a in self.side_a:
-                target.drop(a, destinations=self.side_b, sources=self.side_b if self.symmetric else [], tag=self.id)
+                target.network.drop(a, destinations=self.side_b, sources=self.side_b if self.symmetric else [], tag=self.id)
         else:
             for b in self.side_b:
-                target.drop(b, sources=self.side_a, destinations=self.side_a if self.symmetric else [], tag=self.id)
+                target.network.drop(b, sources=self.side_a, destinations=self.side_a if self.symmetric else [], tag=self.id)
 
     def undo(self, target: Target) -> None:
         for host in {*self.side_a, *self.side_b}:
-            target.heal_network(host, self.id)
+            target.network.heal(host, self.id)
 
 
 @dataclass
@@ -94,10 +94,10 @@ class PacketLoss(Fault):
             raise FaultError(f"probability {self.probability} must be in (0, 1]")
 
     def act(self, target: Target) -> None:
-        target.drop_at_random(self.host, self.probability, tag=self.id)
+        target.network.drop_at_random(self.host, self.probability, tag=self.id)
 
     def undo(self, target: Target) -> None:
-        target.heal_network(self.host, self.id)
+        target.network.heal(self.host, self.id)
 
 
 @dataclass
@@ -117,10 +117,10 @@ class Bandwidth(Fault):
             raise FaultError(f"rate {self.rate_mbit} Mbit/s must be positive")
 
     def act(self, target: Target) -> None:
-        target.shape(self.host, self.rate_mbit, burst_kb=self.burst_kb, latency_ms=self.latency_ms, tag=self.id)
+        target.network.shape(self.host, self.rate_mbit, burst_kb=self.burst_kb, latency_ms=self.latency_ms, tag=self.id)
 
     def undo(self, target: Target) -> None:
-        target.restore_link(self.host, tag=self.id)  # only its own shaping: a later fault's stays until its undo
+        target.network.restore_link(self.host, tag=self.id)  # only its own shaping: a later fault's stays until its undo
 
 
 @functools.lru_cache(maxsize=1)
@@ -155,8 +155,8 @@ class Latency(Fault):
         _known(target, [self.host])
 
     def act(self, target: Target) -> None:
-        target.delay(self.host, self.delay_ms, self.jitter_ms, tag=self.id)
+        target.network.delay(self.host, self.delay_ms, self.jitter_ms, tag=self.id)
 
     def undo(self, target: Target) -> None:
-        target.restore_link(self.host, tag=self.id)
+        target.network.restore_link(self.host, tag=self.id)
 

@@ -62,9 +62,9 @@ def sweep(target: Target, keep: set[str] | None = None) -> list[str]:
     done = []
     for host in target.hosts():
         try:
-            if Capability.NETWORK in target.capabilities() and (removed := target.heal_network(host)):
+            if Capability.NETWORK in target.capabilities() and (removed := target.network.heal(host)):
                 done.append(f"{removed} fault rules on {host}")
-            if Capability.SHAPE in target.capabilities() and target.restore_link(host):
+            if Capability.SHAPE in target.capabilities() and target.network.restore_link(host):
                 done.append(f"shaping on {host}")
         except QuorumError as error:  # a host that is down: the others are still swept
             done.append(f"could not sweep {host}: {error}")

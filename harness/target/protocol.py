@@ -17,7 +17,7 @@ from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.hosts import Hosts
 from harness.target.keeper import Keeper
-from harness.target.network import InHostNetwork
+from harness.target.network import InHostNetwork, Network
 from harness.target.power import Power
 from harness.target.pods import PodContainers
 from harness.target.promises import ConfiguredPromises
@@ -57,7 +57,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodContainers, ComponentReleases, ABC):
+class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, ComponentReleases, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)
@@ -87,11 +87,14 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
 
     # what the backend offers beyond its parts' (each part adds its own: a Power part NODE_POWER)
     CAPABILITIES: ClassVar[frozenset[Capability]] = frozenset()
-    POWER: ClassVar[type[Power] | None] = None  # the part that powers whole hosts off and on, if the backend has one
+    # the parts, each built with the target when first used: the network's rules and shaping (most targets' are
+    # iptables and tc inside the hosts) and whole hosts' power, if the backend can power them off
+    NETWORK: ClassVar[type[Network] | None] = InHostNetwork
+    POWER: ClassVar[type[Power] | None] = None
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
-        return cls.CAPABILITIES | (cls.POWER.capabilities() if cls.POWER is not None else frozenset())
+        return cls.CAPABILITIES.union(*(part.capabilities() for part in (cls.NETWORK, cls.POWER) if part is not None))
 
     @classmethod
     def lacks(cls, *needed: Capability) -> str | None:
@@ -318,7 +321,13 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
         """The file Quorum's supervisor appends component starts and exits to (Capability.SUPERVISOR), or None."""
         return None
 
-    # ---- network -------------------------------------------------------------------------------
+    # ---- network (rules and shaping: the Network part, harness/target/network.py) -------------------
+
+    @property
+    def network(self) -> Network:
+        """Packets dropped between hosts, links shaped, each undone by its tag (Capability.NETWORK, SHAPE)."""
+        self.require(Capability.NETWORK)
+        return self._part("_network", self.NETWORK)
 
     @abstractmethod
     def address(self, host: str) -> str | None:
@@ -328,15 +337,24 @@ class Target(Hosts, InHostNetwork, ConfiguredPromises, SelfHostedRecovery, PodCo
     def link(self, host: str) -> str:
         """The host's network interface (what shaping and packet loss act on)."""
 
+    def baseline_link_mbit(self, host: str) -> float | None:
+        """The rate the cluster's own configuration shapes `host`'s link to (None: unshaped): what restoring a
+        link after a fault goes back to."""
+        return None
+
     # ---- whole hosts (the Power part: Capability.NODE_POWER, NODE_DISCONNECT) ----------------------
 
     @property
     def power(self) -> Power:
         """The hosts as machines that lose power, freeze or lose their interface (harness/target/power.py)."""
         self.require(Capability.NODE_POWER)
-        if "_power" not in self.__dict__:  # one per target; reload() drops it with the rest
-            self.__dict__["_power"] = self.POWER(self)  # type: ignore[misc]
-        return self.__dict__["_power"]
+        return self._part("_power", self.POWER)
+
+    def _part(self, key: str, part: type | None) -> Any:
+        """The target's one instance of a part, built on first use (reload() drops it with the rest)."""
+        if key not in self.__dict__:
+            self.__dict__[key] = part(self)  # type: ignore[misc]
+        return self.__dict__[key]
 
     # ---- health --------------------------------------------------------------------------------
 

@@ -313,13 +313,13 @@ def test_shaping_over_ssh_never_replaces_or_removes_a_qdisc_the_owner_configured
 
         try:
             assert " 0: root" in root()  # the kernel's default
-            remote.shape(node, 40000.0, tag="quorum-probe")
-            assert "tbf" in root() and remote.restore_link(node) and " 0: root" in root()
+            remote.network.shape(node, 40000.0, tag="quorum-probe")
+            assert "tbf" in root() and remote.network.restore_link(node) and " 0: root" in root()
             cluster.exec(node, ["tc", "qdisc", "replace", "dev", link, "root", "handle", "1:", "tbf", "rate",
                                 "40gbit", "burst", "256kb", "latency", "50ms"])  # the owner's, far above any rate
             with pytest.raises(FaultError, match="carries a root qdisc its owner configured"):
-                remote.shape(node, 10.0, tag="quorum-probe")
-            assert remote.restore_link(node) is False and heal_cluster(remote).failed == []
+                remote.network.shape(node, 10.0, tag="quorum-probe")
+            assert remote.network.restore_link(node) is False and heal_cluster(remote).failed == []
             assert "tbf 1: root" in root(), root()
         finally:
             cluster.exec(node, ["tc", "qdisc", "del", "dev", link, "root"], check=False)

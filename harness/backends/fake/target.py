@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.backends.fake.clients import FakeApi, FakeEtcd
 from harness.backends.fake.keeper import FakeKeeper
+from harness.backends.fake.network import ModelNetwork
 from harness.backends.fake.power import ModelPower
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
@@ -45,10 +46,12 @@ class FakeTarget(Target):
         self.topology = load_topology(self.run_dir / "topology.yaml")
 
     # What the model models: every fault's operations, not what only a real cluster has (its supervisor's record, its
-    # files, pods, hollow nodes, iperf3, a shape that changes); whole hosts are its Power part's
+    # files, pods, hollow nodes, iperf3, a shape that changes); the network and whole hosts are its parts'
     CAPABILITIES = frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
                                             Capability.HOST_BANDWIDTH, Capability.PODS, Capability.STATIC_PODS,
-                                            Capability.SCALE, Capability.NODE_POWER, Capability.NODE_DISCONNECT}
+                                            Capability.SCALE, Capability.NODE_POWER, Capability.NODE_DISCONNECT,
+                                            Capability.NETWORK, Capability.SHAPE}
+    NETWORK = ModelNetwork
     POWER = ModelPower
 
     # ---- the model -----------------------------------------------------------------------------
@@ -253,42 +256,6 @@ class FakeTarget(Target):
 
     def link(self, host: str) -> str:
         return "eth0"
-
-    def drop(self, host: str, *, sources: list[str] = (), destinations: list[str] = (), tag: str) -> None:  # type: ignore[assignment]
-        with self.changing() as model:
-            for source in sources:
-                model["hosts"][host]["rules"].append({"chain": "INPUT", "peer": self._address_of(source), "tag": tag})
-            for destination in destinations:
-                model["hosts"][host]["rules"].append({"chain": "OUTPUT", "peer": self._address_of(destination), "tag": tag})
-
-    def drop_at_random(self, host: str, probability: float, *, tag: str) -> None:
-        with self.changing() as model:
-            model["hosts"][host]["rules"] += [{"chain": chain, "probability": probability, "tag": tag}
-                                              for chain in ("INPUT", "OUTPUT")]
-
-    def heal_network(self, host: str, tag: str | None = None) -> int:
-        with self.changing() as model:
-            rules = model["hosts"][host]["rules"]
-            kept = [r for r in rules if tag is not None and r["tag"] != tag]
-            model["hosts"][host]["rules"] = kept
-            return len(rules) - len(kept)
-
-    def shape(self, host: str, rate_mbit: float, *, burst_kb: int = 256, latency_ms: int = 50,
-              tag: str | None = None) -> None:
-        with self.changing() as model:
-            model["hosts"][host]["link"] = [f"tbf {rate_mbit}", tag]
-
-    def delay(self, host: str, delay_ms: int, jitter_ms: int = 0, *, tag: str | None = None) -> None:
-        with self.changing() as model:
-            model["hosts"][host]["link"] = [f"netem {delay_ms}ms {jitter_ms}ms", tag]
-
-    def restore_link(self, host: str, tag: str | None = None) -> bool:
-        with self.changing() as model:
-            link = model["hosts"][host]["link"]
-            if link == self.topology.network.link_rate_mbit or (tag is not None and link[1] != tag):
-                return False
-            model["hosts"][host]["link"] = self.topology.network.link_rate_mbit
-            return True
 
     # ---- health --------------------------------------------------------------------------------
 

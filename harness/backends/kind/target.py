@@ -70,8 +70,8 @@ class KindTarget(Target):
         self.topology = load_kind_topology(self.run_dir / "topology.yaml")
         self._roles: dict[str, str] | None = None  # the node list, once every node is there (_node_roles)
 
-    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
-                              Capability.SHAPE, Capability.PODS, Capability.STATIC_PODS, Capability.SELF_HOSTED})
+    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.PODS,
+                              Capability.STATIC_PODS, Capability.SELF_HOSTED})
     POWER = NodePower
 
     def bootstrap_apiserver(self) -> AbstractContextManager[None]:

@@ -51,10 +51,10 @@ class ProcessTarget(Membership, Target):
         self.topology = load_topology(self.run_dir / "topology.yaml")
         self.layout = layout_for(self.topology, self.run_dir)
 
-    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.NETWORK,
-                              Capability.SHAPE, Capability.SUPERVISOR, Capability.LB_ADMIN, Capability.RUN_FILES,
-                              Capability.ETCD_DATA, Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH,
-                              Capability.RELEASES, Capability.SCALE})
+    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.SUPERVISOR,
+                              Capability.LB_ADMIN, Capability.RUN_FILES, Capability.ETCD_DATA,
+                              Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH, Capability.RELEASES,
+                              Capability.SCALE})
 
     # ---- identity ------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 from harness.backends.remote import host_journal, keepers, limits, promises
 from harness.remote.credentials import ApiCredentials, api_credentials, load_pair
-from harness.backends.remote.links import RemoteLinks
+from harness.backends.remote.links import OwnersLinks
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
 from harness.components.flags import parse_flags
@@ -51,7 +51,7 @@ def resolved(address: str) -> set[str]:
         return set()
 
 
-class RemoteTarget(RemoteLinks, Target):
+class RemoteTarget(Target):
     BACKEND_NAME = "remote"
     topology: Inventory
     health_poll_s = 0.5  # each check is a command over SSH or a request across the network
@@ -65,8 +65,8 @@ class RemoteTarget(RemoteLinks, Target):
 
     # over SSH; holds and overrides need a keeper the inventory names (a plain process has none: Unsupported at the
     # call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc
-    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.NETWORK, Capability.HOLD, Capability.OVERRIDE_ARGS,
-                              Capability.SHAPE})
+    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS})
+    NETWORK = OwnersLinks
 
     def describe(self) -> dict[str, str]:
         return super().describe() | {"target": self.name,
