@@ -1,4 +1,6 @@
-"""Every threshold a scenario judges by, derived from the topology or from shared ANCHORS.md.
+"""The constants scenarios judge by, each from upstream defaults or shared ANCHORS.md, and the bounds that are not
+yet a measure's (the kubelet's and the checkpointer's); a measure's configured bound is in
+harness/objectives/bounds.py, built from these constants.
 
 Nothing here is tuned to make a test pass: each value names its source. Where a value is a measured
 allowance (start-up times), the measurement is in docs/benchmarks.md and the margin is stated.
@@ -7,7 +9,7 @@ allowance (start-up times), the measurement is in docs/benchmarks.md and the mar
 from __future__ import annotations
 
 from harness.checkpointer import agent as checkpointer_agent
-from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection, Topology
+from harness.topology import Component, EtcdSettings, Topology
 
 # ANCHORS: ClusterLoader2 API availability measurement threshold.
 AVAILABILITY_PCT = 99.5
@@ -73,19 +75,6 @@ def restart_budget_s(topology: Topology, component: Component, kill: int = 1) ->
     return backoff + STARTUP_ALLOWANCE_S[component]
 
 
-def leader_failover_bound_s(election: LeaderElection) -> float:
-    """lease-duration + retry-period + margin, where the margin is client-go's jitter on both sides of
-    the expiry ((2 x 2.2 - 1) x retry-period) plus observation: lease + 4.4 x retry + 0.5 s."""
-    jittered_retry = (1 + CLIENT_GO_JITTER) * election.retry_period_s
-    return election.lease_duration_s + 2 * jittered_retry + OBSERVATION_S
-
-
-def leader_give_up_bound_s(election: LeaderElection) -> float:
-    """A leader woken after its renew deadline passed gives up when its renew loop times out: at most the
-    renew deadline plus one jittered retry, plus observation."""
-    return election.renew_deadline_s + (1 + CLIENT_GO_JITTER) * election.retry_period_s + OBSERVATION_S
-
-
 def lb_detection_s(topology: Topology) -> float:
     """ANCHORS: HAProxy marks a dead backend down after `fall` failed checks `inter` apart (+ check timeout)."""
     return topology.load_balancer.health_check.detection_s
@@ -100,28 +89,6 @@ def lb_rise_s(topology: Topology) -> float:
 def etcd_election_s(etcd: EtcdSettings) -> float:
     """ANCHORS: a new etcd leader is elected in about one election timeout."""
     return etcd.election_timeout_ms / 1000
-
-
-def etcd_leader_change_bound_s(etcd: EtcdSettings) -> float:
-    """Leader loss to a new leader: the followers notice after one election timeout, an election can
-    split once (randomised timeouts up to 2x), plus one watcher poll per member (0.1 s): 3 election
-    timeouts + 0.5 s is the bound, 3.5 s with the etcd defaults (measured 1.0-1.3 s, GOTCHAS.md)."""
-    return 3 * etcd.election_timeout_ms / 1000 + 0.5
-
-
-def etcd_write_outage_bound_s(etcd: EtcdSettings, client_timeout_s: float) -> float:
-    """The longest stretch with no acknowledged write when the leader dies: the leader change plus one
-    client request timeout (a request in flight to the dead leader only fails when it times out)."""
-    return etcd_leader_change_bound_s(etcd) + client_timeout_s
-
-
-def snapshot_restore_max_s(topology: Topology) -> float:
-    """Quorum lost for good until the cluster serves again from a snapshot: every member restored and started,
-    every apiserver restarted (their watch caches hold revisions the restored store no longer has), the leases
-    held again after a failover, and the LB's rise checks for the restarted apiservers."""
-    check = topology.load_balancer.health_check
-    return (STARTUP_ALLOWANCE_S[Component.ETCD] + STARTUP_ALLOWANCE_S[Component.APISERVER]
-            + leader_failover_bound_s(topology.leader_election) + check.interval_s * check.rise)
 
 
 # ---- API SLOs under load (ANCHORS.md, Kubernetes SIG Scalability SLOs) ------------------------------
@@ -153,38 +120,6 @@ APISERVER_ETCD_CLIENT_DETECTION_S = 30.0 + 10.0
 WRITE_DURING_PARTITION_S = APISERVER_ETCD_CLIENT_DETECTION_S + 10.0
 
 
-def lb_detection_bound_s(check: HealthCheck, hang_s: float | None = None) -> float:
-    """From the moment an apiserver's /readyz starts failing until the LB marks it DOWN (worst case): one check
-    that started just before may still pass, then `fall` failing ones, each of which may hang until
-    min(check timeout, the apiserver's etcd readycheck timeout), since HAProxy schedules each check `inter` after
-    the previous one completed; plus observation (14.5 s for ha3). /readyz fails as soon as a graceful shutdown
-    starts (ANCHORS), and an apiserver started with a bad flag never passes it. A hung apiserver (hang_s: the
-    check timeout) answers no check at all, so each failing check lasts the whole timeout."""
-    hang = min(check.timeout_s, APISERVER_ETCD_READYCHECK_S) if hang_s is None else hang_s
-    return (check.fall + 1) * check.interval_s + check.fall * hang + OBSERVATION_S
-
-
-def lb_detection_max_s(topology: Topology) -> float:
-    return lb_detection_bound_s(topology.load_balancer.health_check)
-
-
-def lb_hung_detection_max_s(topology: Topology) -> float:
-    """An apiserver that accepts connections and never answers: every check hangs for its whole timeout."""
-    check = topology.load_balancer.health_check
-    return lb_detection_bound_s(check, hang_s=check.timeout_s)
-
-
-def apiserver_cut_from_etcd_detection_s(topology: Topology) -> float:
-    """From cutting an apiserver's host off the etcd majority until the LB marks it DOWN (worst case).
-
-    The apiserver's /readyz etcd check is a linearizable GET with the readycheck timeout, sent at most once
-    per half timeout and answered from the last result in between (k8s.io/apiserver v0.34.4,
-    storagebackend/factory/etcd3.go). A linearizable read needs the etcd leader's quorum, so it hangs from
-    the cut on, without waiting for an election; but one LB check right after the cut may still be answered
-    with the cached success: the shape of lb_detection_max_s."""
-    return lb_detection_max_s(topology)
-
-
 # ---- node heartbeats (KEP-589; kube-controller-manager v1.34 defaults) -------------------------------
 NODE_MONITOR_GRACE_S = 50.0  # --node-monitor-grace-period (ANCHORS' 40 s predates v1.32)
 NODE_MONITOR_PERIOD_S = 5.0  # --node-monitor-period
@@ -206,7 +141,7 @@ KUBELET_MANIFEST_PICKUP_S = KUBELET_FILE_CHECK_S + KUBELET_RELIST_S
 # kind's Envoy health check (sigs.k8s.io/kind loadbalancer config, copied by the HAProxy stand-in): GET /healthz
 # every 2 s, timeout 3 s, down after 2 failures, up after 1. Worst case from an apiserver going away until the
 # balancer stops sending it connections: one check passing just before, then 2 failing ones that may each hang
-# for the timeout (the same shape as apiserver_cut_from_etcd_detection_s), plus observation.
+# for the timeout (the same shape as an apiserver cut from etcd, harness/objectives/bounds.py), plus observation.
 KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, KIND_LB_FALL = 2.0, 3.0, 2
 KIND_LB_DETECTION_S = (KIND_LB_FALL + 1) * KIND_LB_INTERVAL_S + KIND_LB_FALL * KIND_LB_TIMEOUT_S + OBSERVATION_S
 # docker start -> systemd -> containerd -> kubelet running: measured 6.9 s here (docs/backends.md); ~3x.

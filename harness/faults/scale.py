@@ -28,10 +28,11 @@ from harness.clients.haproxy_admin import is_down
 from harness.errors import FaultError
 from harness.faults.base import Fault, wait_for
 from harness.faults.etcd import change_membership, member_list, peer_url, stop_member, wipe_member
+from harness.objectives.bounds import leader_failover_bound_s
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Target
 from harness.target.scale import Scalable
-from harness.thresholds import STARTUP_ALLOWANCE_S, leader_failover_bound_s
+from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.topology import Component
 
 APISERVER, ETCD = Component.APISERVER, Component.ETCD

@@ -12,7 +12,8 @@ from harness.faults.upgrade import control_plane_versions
 from harness.lifecycle.skew import check_step, upgrade_steps
 from harness.scenario.rollout import RolloutResult, Timeout, component_ready, roll_back, rolling_change
 from harness.target.protocol import LEASES, Target, split_id
-from harness.thresholds import STARTUP_ALLOWANCE_S, leader_failover_bound_s
+from harness.objectives.bounds import leader_failover_bound_s
+from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.toolchain.versions import Version
 from harness.topology import Component
 

@@ -9,9 +9,9 @@ import math
 from dataclasses import dataclass
 
 from harness import thresholds as t
-from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
-
-WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
+from harness.objectives import bounds
+from harness.objectives.bounds import UPSTREAM, Bound, Configuration
+from harness.topology import Component
 
 
 @dataclass(frozen=True)
@@ -27,22 +27,20 @@ class MeasureSpec:
     default: float | dict[str, float]  # the objective when the policy sets none (per subject for a measure kept so)
     higher_is_better: bool
     subjects: tuple[str, ...] = ()  # a measure kept per subject (a component, an SLO class)
+    bound: Bound | None = None  # what the cluster's own configuration promises (bounds.py), where it promises one
 
 
-def _spec(name, unit, what, source, higher_is_better=False, subjects=(), *, default) -> MeasureSpec:
-    return MeasureSpec(name, unit, what, source, default, higher_is_better, tuple(subjects))
+def _spec(name, unit, what, source, higher_is_better=False, subjects=(), *, default=None, bound=None) -> MeasureSpec:
+    """A measure with a configured bound takes its default objective from that bound with the upstream defaults."""
+    if default is None:
+        default = round(bound.of(UPSTREAM), 1)
+    return MeasureSpec(name, unit, what, source, default, higher_is_better, tuple(subjects), bound)
 
 
 def _default_time_to_healthy() -> dict[str, float]:
     """A crashed static pod's return as the kubelet's defaults promise it, per component."""
     return {c: round(t.KUBELET_RELIST_S + 2 * t.KUBELET_CRASH_BACKOFF_S + t.STARTUP_ALLOWANCE_S[Component(c)], 1)
             for c in COMPONENTS}
-
-
-def _default_restore_s() -> float:
-    """etcd and the apiserver started again from a snapshot, the leases handed over, the LB's rise checks."""
-    return round(t.STARTUP_ALLOWANCE_S[Component.ETCD] + t.STARTUP_ALLOWANCE_S[Component.APISERVER]
-                 + t.leader_failover_bound_s(LeaderElection()) + HealthCheck().interval_s * HealthCheck().rise, 1)
 
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -57,23 +55,23 @@ MEASURES = {spec.name: spec for spec in (
     _spec("lease_failover_s", "s", "a killed or frozen leader's lease held by another identity",
           "the upstream leader-election defaults 15/10/2 s: lease + 2 x 2.2 x retry "
           "(client-go's jitter) + 0.5 s observation (ANCHORS: lease + retry, about 17 s, "
-          "without the jitter)", default=round(t.leader_failover_bound_s(LeaderElection()), 1)),
+          "without the jitter)", bound=bounds.LEASE_FAILOVER),
     _spec("lease_give_up_s", "s", "a leader woken past its renew deadline gives its leadership up",
           "the upstream renew deadline 10 s + one jittered retry (2.2 x 2 s) + 0.5 s "
-          "observation", default=round(t.leader_give_up_bound_s(LeaderElection()), 1)),
+          "observation", bound=bounds.LEASE_GIVE_UP),
     _spec("lb_detection_s", "s", "the load balancer takes a dead or unready apiserver out of rotation",
           "HAProxy's default checks (inter 2 s, fall 3, timeout 2 s; ANCHORS): a check in "
           "flight, then fall failing checks that may hang up to 2 s, + 0.5 s observation",
-          default=round(t.lb_detection_bound_s(HealthCheck()), 1)),
+          bound=bounds.LB_DETECTION),
     _spec("lb_detection_hung_s", "s", "the load balancer takes a hung apiserver (accepts, never answers) out",
           "the same HAProxy defaults: a hung apiserver makes each failing check last its "
-          "timeout", default=round(t.lb_detection_bound_s(HealthCheck(), hang_s=HealthCheck().timeout_s), 1)),
+          "timeout", bound=bounds.LB_DETECTION_HUNG),
     _spec("etcd_leader_change_s", "s", "a dead or cut-off etcd leader replaced by a new one",
           "etcd's default election timeout 1000 ms (ANCHORS): 3 election timeouts (one split "
-          "vote) + 0.5 s observation", default=t.etcd_leader_change_bound_s(EtcdSettings())),
+          "vote) + 0.5 s observation", bound=bounds.ETCD_LEADER_CHANGE),
     _spec("etcd_write_stall_s", "s", "the longest stretch without an acknowledged etcd write around a fault",
           "the etcd leader change objective + one client request timeout (the writer's 2 s)",
-          default=t.etcd_leader_change_bound_s(EtcdSettings()) + WRITER_TIMEOUT_S),
+          bound=bounds.ETCD_WRITE_STALL),
     _spec("availability_pct", "%", "requests through the load balancer that succeeded, in the judged window",
           "ClusterLoader2's API availability threshold (ANCHORS: 99.5 %)", higher_is_better=True,
           default=t.AVAILABILITY_PCT),
@@ -100,7 +98,7 @@ MEASURES = {spec.name: spec for spec in (
           "mounted Secrets are updated automatically)", default=t.KUBELET_SYNC_PERIOD_S),
     _spec("snapshot_restore_s", "s", "quorum lost for good until the cluster serves again from a snapshot",
           "etcd's and the apiserver's start-up allowances + a lease failover (24.3 s) + the "
-          "LB's rise checks (2 x 2 s)", default=_default_restore_s()),
+          "LB's rise checks (2 x 2 s)", bound=bounds.SNAPSHOT_RESTORE),
     _spec("certificate_days_left", "days",
           "the fewest days any apiserver or etcd listener's certificate has left, as its clients meet it over TLS",
           "renewal 30 days before expiry: Let's Encrypt's advice (renew every 60 days of a 90-day certificate), the "
@@ -125,6 +123,13 @@ def out_of_range(name: str, value: float) -> str | None:
     if spec(name).unit == "count" and value != int(value):
         return f"{value:g} is not a whole count"
     return None
+
+
+def configured_bound(name: str, configuration: Configuration) -> float | None:
+    """What `configuration` (a target) promises for the measure `name`; None where it promises nothing (a load
+    balancer without health checks) or the measure has no configured bound."""
+    bound = spec(name).bound
+    return None if bound is None else bound.of(configuration)
 
 
 def spec(name: str) -> MeasureSpec:

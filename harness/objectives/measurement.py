@@ -23,6 +23,8 @@ class Measurement:
         measure = spec(self.name)
         if measure.subjects and self.subject not in measure.subjects:
             raise ValueError(f"{self.name} is kept per {', '.join(measure.subjects)}, not {self.subject!r}")
+        if self.bound is not None and not self.bound_source and measure.bound is not None:
+            object.__setattr__(self, "bound_source", measure.bound.source)  # how the measure's own bound derives
 
     @property
     def label(self) -> str:

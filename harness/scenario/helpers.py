@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from harness.checkers import Verdict
 from harness.history import History
+from harness.objectives.catalog import configured_bound
 from harness.objectives.judge import meets
 from harness.objectives.measurement import Measurement
 from harness.objectives.policy import active
@@ -202,6 +203,19 @@ def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
         allure.attach(json.dumps(summary | (figures or {}), indent=1, default=str), name="figures",
                       attachment_type=allure.attachment_type.JSON)
     return list(verdicts)
+
+
+def allowed_s(name: str, cluster: Target) -> float:
+    """How long a scenario waits for, and allows, the measure `name`: what the cluster's own configuration promises
+    (harness/objectives/bounds.py), or where it promises nothing (a load balancer that checks nothing) the objective,
+    what the user needs. The measure's record keeps the configured bound apart (None there)."""
+    bound = configured_bound(name, cluster)
+    if bound is not None:
+        return bound
+    objective = active().for_measure(name)
+    if objective is None:  # only a measure kept per subject has none, and none of those is judged this way
+        raise ValueError(f"{name} is kept per subject: allowed_s cannot say which subject's objective applies")
+    return objective
 
 
 def explain_all(verdicts: list[Verdict]) -> str:

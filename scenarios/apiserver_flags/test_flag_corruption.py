@@ -8,19 +8,18 @@ import pytest
 from harness.checkers import availability, lb_detection
 from harness.faults import ModifyFlags, Pause
 from harness.monitors import ApiProber
+from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import from_verdict
 from harness.scenario.rollout import roll_back, rolling_flag_change
-from harness.scenario import explain_all, judge, watching_lb_marks_down
+from harness.scenario import allowed_s, explain_all, judge, watching_lb_marks_down
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import (AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S,
-                                lb_detection_max_s, lb_hung_detection_max_s, lb_rise_s)
+from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S, lb_rise_s
 from harness.topology import Component
 from harness.scenario.skips import lacks
 
 # the load balancer's own view of each apiserver (when it marks one DOWN) is what these scenarios time
 pytestmark = pytest.mark.requires(Capability.LB_ADMIN, Capability.OVERRIDE_ARGS)
-DETECTION = "(fall + 1) x the LB's check interval + fall x min(check timeout, readycheck timeout) + 0.5 s"
 
 
 def observe_at_least(prober, seconds: float = AVAILABILITY_MIN_WINDOW_S) -> None:
@@ -65,7 +64,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
-    detection_max_s = lb_detection_max_s(cluster.topology)
+    detection_max_s = allowed_s("lb_detection_s", cluster)
     with (watching_lb_marks_down(cluster, history, host, timeout_s=detection_max_s + 5.0,
                                  up_within_s=UP_WITHIN_S) as marked_down_at,
           nemesis.fault(ModifyFlags(component=f"kube-apiserver@{host}", **bad_flags(cluster)[corruption]))):
@@ -86,8 +85,8 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
                      figures={"apiserver": host, "corruption": corruption, "ready_with_bad_flag": broken_ready,
                               "ready_after_heal": restored, "availability_whole_window_pct":
                               whole.figures.get("availability_pct")},
-                     measures=[from_verdict("lb_detection_s", detection, "detection_s", bound=detection_max_s,
-                                            bound_source=DETECTION),
+                     measures=[from_verdict("lb_detection_s", detection, "detection_s",
+                                            bound=configured_bound("lb_detection_s", cluster)),
                                from_verdict("availability_pct", steady_api, "availability_pct")])
     assert not broken_ready, f"the apiserver on {host} became ready despite {corruption}"
     assert restored, f"the apiserver on {host} was not ready within the start-up allowance after heal"
@@ -106,7 +105,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     includes the detection time, is reported)."""
     first = cluster.hosts(HostRole.CONTROLLER)[0]
     unused = cluster.topology.network.subnet.broadcast_address - 1
-    detection_max_s = lb_detection_max_s(cluster.topology)
+    detection_max_s = allowed_s("lb_detection_s", cluster)
     started = time.monotonic()
     with watching_lb_marks_down(cluster, history, first, timeout_s=detection_max_s + 5.0,
                                 up_within_s=UP_WITHIN_S) as marked_down_at:
@@ -122,8 +121,8 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     verdicts = judge(history, detection, api,
                      figures={"changed": result.changed, "failed_on": result.failed_on,
                               "availability_whole_window_pct": whole.figures.get("availability_pct")},
-                     measures=[from_verdict("lb_detection_s", detection, "detection_s", bound=detection_max_s,
-                                            bound_source=DETECTION),
+                     measures=[from_verdict("lb_detection_s", detection, "detection_s",
+                                            bound=configured_bound("lb_detection_s", cluster)),
                                from_verdict("availability_pct", api, "availability_pct")])
     assert result.failed_on == f"kube-apiserver@{first}" and result.changed == []
     assert all(cluster.apiserver(h).ready() for h in cluster.hosts(HostRole.CONTROLLER))
@@ -168,7 +167,7 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
-    bound = lb_hung_detection_max_s(cluster.topology)
+    bound = allowed_s("lb_detection_hung_s", cluster)
     with (watching_lb_marks_down(cluster, history, host, timeout_s=bound + 5.0, up_within_s=UP_WITHIN_S)
           as marked_down_at, nemesis.fault(Pause(component=f"kube-apiserver@{host}"))):
         marked_down = marked_down_at()
@@ -185,9 +184,8 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
     verdicts = judge(history, detection, steady_api,
                      figures={"apiserver": host, "ready_after_heal": restored,
                               "availability_whole_window_pct": availability(history).figures.get("availability_pct")},
-                     measures=[from_verdict("lb_detection_hung_s", detection, "detection_s", bound=bound,
-                                            bound_source="(fall + 1) x the LB's check interval + fall x its check "
-                                                         "timeout + 0.5 s"),
+                     measures=[from_verdict("lb_detection_hung_s", detection, "detection_s",
+                                            bound=configured_bound("lb_detection_hung_s", cluster)),
                                from_verdict("availability_pct", steady_api, "availability_pct")])
     assert restored, f"the apiserver on {host} was not ready within the start-up allowance after SIGCONT"
     assert all(verdicts), explain_all(verdicts)

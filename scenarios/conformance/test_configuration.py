@@ -1,6 +1,6 @@
 """Configuration against the objectives: a cluster whose own settings promise less than the policy needs is named
 here, before any fault runs. Each check derives the bound the running configuration promises (the same bound the
-destructive scenarios judge by, harness/thresholds.py) and holds it against the objective the user needs
+destructive scenarios judge by, harness/objectives/bounds.py) and holds it against the objective the user needs
 (`pytest --policy gate.yaml`, or the defaults: docs/gate.md). A cluster configured to be slow passes its own
 settings and fails here, for the setting that is too slow."""
 
@@ -9,9 +9,8 @@ import pytest
 from harness.components.leader_elected import LEADER_ELECTION_DEFAULTS
 from harness.components.flags import go_duration_s
 from harness.objectives.policy import active
-from harness.thresholds import (etcd_leader_change_bound_s, leader_failover_bound_s, leader_give_up_bound_s,
-                                lb_detection_bound_s)
-from harness.objectives.catalog import WRITER_TIMEOUT_S
+from harness.objectives.bounds import (WRITER_TIMEOUT_S, etcd_leader_change_bound_s, lb_detection_bound_s,
+                                       leader_failover_bound_s, leader_give_up_bound_s)
 from harness.target.protocol import Unsupported
 from harness.topology import Component, EtcdSettings, LeaderElection
 from harness.scenario.skips import lacks

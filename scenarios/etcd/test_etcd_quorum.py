@@ -8,17 +8,15 @@ from harness.checkers import durability, failover_time, monotonicity, write_outa
 from harness.checkers.recovery import recovered_within
 from harness.faults import IsolateEtcdLeader, LoseQuorumForGood, RemoveMember, Stop
 from harness.monitors.etcd_writer import etcd_client
+from harness.objectives.bounds import WRITER_TIMEOUT_S
+from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge, wait_all_healthy, wait_recorded
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import (etcd_election_s, etcd_leader_change_bound_s, etcd_write_outage_bound_s,
-                                snapshot_restore_max_s as restore_max_s)
+from harness.thresholds import etcd_election_s
 from harness.wait import until
 
-WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
-CHANGE = "3 x the configured election timeout + 0.5 s"
-STALL = "the leader change bound + one client request timeout"
 
 
 def converged(cluster, timeout_s=20.0):
@@ -70,19 +68,19 @@ def test_writes_continue_when_the_leader_of_three_dies(cluster, nemesis, etcd_wr
     lost quorum). The others elect a new leader within about one election timeout (bound: 3 x
     election timeout + 0.5 s), writes pause only for that election plus one client timeout, and no acknowledged
     write is lost. A member count that cannot lose one member (2) fails here."""
-    etcd = cluster.etcd_settings()
+    change_bound = configured_bound("etcd_leader_change_s", cluster)
+    stall_bound = configured_bound("etcd_write_stall_s", cluster)
     time.sleep(1.0)
     leader = leases.holder("etcd")  # read at the kill: a leader read earlier may have lost an election since
     with nemesis.fault(Stop(component=f"etcd@{leader}", signal="SIGKILL")):
-        time.sleep(etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S) + 3)
+        time.sleep(stall_bound + 3)
     etcd_writer.stop()
-    change_bound, stall_bound = etcd_leader_change_bound_s(etcd), etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S)
     change, stall = failover_time(history, subject="etcd", max_s=change_bound), write_outage(history, max_gap_s=stall_bound)
     writes = durability(history, system="etcd")
     verdicts = judge(
         history, change, stall, writes, monotonicity(history, f="etcd.put"),
-        measures=[from_verdict("etcd_leader_change_s", change, "failover_s", bound=change_bound, bound_source=CHANGE),
-                  from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=stall_bound, bound_source=STALL),
+        measures=[from_verdict("etcd_leader_change_s", change, "failover_s", bound=change_bound),
+                  from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=stall_bound),
                   from_verdict("lost_writes", writes, "lost")],
     )
     assert all(verdicts), explain_all(verdicts)
@@ -114,15 +112,14 @@ def test_without_quorum_writes_and_linearizable_reads_stop_and_nothing_is_lost(c
     back = wait_all_healthy(cluster, {f"etcd@{h}": return_max_s[h] for h in stopped}, since=healed)
     returned = {h: back[f"etcd@{h}"] for h in stopped}
     quorum_back = time.monotonic()
-    outage_max_s = etcd_write_outage_bound_s(etcd, WRITER_TIMEOUT_S)
+    outage_max_s = configured_bound("etcd_write_stall_s", cluster)
     time.sleep(outage_max_s + 1)
     etcd_writer.stop()
     acknowledged_during = [o for o in history.ops_of("etcd.put") if o.ok and during[0] <= o.complete <= during[1]]
     writes, stall = durability(history, system="etcd"), write_outage(history, window=(quorum_back, time.monotonic()),
                                                                       max_gap_s=outage_max_s)
     verdicts = judge(history, writes, stall,
-                     measures=[from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=outage_max_s,
-                                            bound_source=STALL),
+                     measures=[from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=outage_max_s),
                                from_verdict("lost_writes", writes, "lost")],
                      figures={"survivor": survivor, "put_ok": put_ok, "linearizable_read_ok": read_ok,
                               "serializable_read_ok": stale_ok, "acknowledged_without_quorum": len(acknowledged_during),
@@ -143,18 +140,16 @@ def test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes(cluster
     """Cut the etcd leader's host off from the other members' hosts. The
     majority elects a new leader within the election timeout scale; the old leader, alone, acknowledges no write;
     after heal all members converge on one revision, and no acknowledged write is lost."""
+    bound = configured_bound("etcd_leader_change_s", cluster)
     with nemesis.fault(IsolateEtcdLeader()) as fault:
         old = fault.captured["leader"]
-        until(lambda: leases.identity("etcd", timeout=5) != old, etcd_leader_change_bound_s(cluster.etcd_settings()) + 2,
-              0.1)
+        until(lambda: leases.identity("etcd", timeout=5) != old, bound + 2, 0.1)
         minority_writes = [answered(cluster, old, "put", f"/quorum/minority/{i}") for i in range(3)]
     revision = converged(cluster)
     etcd_writer.stop()
-    bound = etcd_leader_change_bound_s(cluster.etcd_settings())
     change, writes = failover_time(history, subject="etcd", max_s=bound), durability(history, system="etcd")
     verdicts = judge(history, change, writes,
-                     measures=[from_verdict("etcd_leader_change_s", change, "failover_s", bound=bound,
-                                            bound_source=CHANGE),
+                     measures=[from_verdict("etcd_leader_change_s", change, "failover_s", bound=bound),
                                from_verdict("lost_writes", writes, "lost")],
                      figures={"old_leader": old, "minority_writes_acknowledged": sum(minority_writes),
                               "converged_revision": revision})
@@ -176,11 +171,10 @@ def test_a_removed_member_rejoins_with_a_fresh_data_directory(cluster, nemesis, 
     assert sorted(cluster.etcd.members().values()) == sorted(cluster.hosts(HostRole.ETCD))
     converged(cluster)
     etcd_writer.stop()
-    bound = etcd_write_outage_bound_s(cluster.etcd_settings(), WRITER_TIMEOUT_S)
+    bound = configured_bound("etcd_write_stall_s", cluster)
     writes, stall = durability(history, system="etcd"), write_outage(history, max_gap_s=bound)
     verdicts = judge(history, writes, stall,
-                     measures=[from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=bound,
-                                            bound_source=STALL),
+                     measures=[from_verdict("etcd_write_stall_s", stall, "longest_gap_s", bound=bound),
                                from_verdict("lost_writes", writes, "lost")])
     assert all(verdicts), explain_all(verdicts)
 
@@ -200,15 +194,13 @@ def test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good(cluster,
         time.sleep(2)
         tries = [answered(cluster, survivor, "put", "/quorum/dr") for _ in range(2)]  # each may wait its timeout
     etcd_writer.read_back()
-    bound = restore_max_s(cluster.topology)
+    bound = configured_bound("snapshot_restore_s", cluster)
     wait_recorded(history, "cluster.healthy", lambda: not cluster.problems(), timeout_s=bound + 15.0, interval_s=1.0)
     writes = durability(history, system="etcd")
     serving = recovered_within(history, event="cluster.healthy", what="the whole cluster healthy", max_s=bound,
                                since="end")
     verdicts = judge(history, writes, serving, figures={"survivor_took_writes": sum(tries)},
-                     measures=[from_verdict("snapshot_restore_s", serving, "recovered_after_s", bound=bound,
-                                            bound_source="the topology's start-up allowances, lease failover and LB "
-                                                         "rise checks"),
+                     measures=[from_verdict("snapshot_restore_s", serving, "recovered_after_s", bound=bound),
                                from_verdict("lost_writes", writes, "lost")])
     assert not any(tries), f"the surviving member {survivor} acknowledged a write without quorum"
     assert cluster.problems() == [], f"not healthy after the restore: {cluster.problems()}"

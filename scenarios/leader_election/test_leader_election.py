@@ -8,14 +8,14 @@ import pytest
 
 from harness.checkers import exclusive_leadership, failover_time, restart_accounting
 from harness.faults import Kill, ModifyFlags, Pause
+from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, exits_within, judge
 from harness.target.capabilities import Capability
-from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S, leader_failover_bound_s, leader_give_up_bound_s
+from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S
 from harness.topology import Component
 
 LEASED = ["kube-controller-manager", "kube-scheduler"]
-LEASE_BOUND = "the configured lease duration + 2 x 2.2 x retry period + 0.5 s"
 
 
 @pytest.mark.destructive
@@ -25,16 +25,15 @@ def test_a_standby_takes_over_when_the_leader_is_killed(cluster, nemesis, leases
     """SIGKILL the process holding the lease. Another identity (a
     standby on another controller, or the restarted process) holds it within lease-duration + retry-period +
     margin (ANCHORS, with the margin for client-go's retry jitter: lease + 4.4 x retry + 0.5 s, see
-    harness/thresholds.py). The killed process cannot release its lease, so the lease must expire first."""
-    bound = leader_failover_bound_s(cluster.leader_election())
+    harness/objectives/bounds.py). The killed process cannot release its lease, so the lease must expire first."""
+    bound = configured_bound("lease_failover_s", cluster)
     leader = leases.holder(lease)
     old = leases.identity(lease)
     with nemesis.fault(Kill(component=f"{lease}@{leader}")):
         leases.wait_for_new_holder(lease, old, timeout=bound + 5)
     verdict = failover_time(history, subject=lease, max_s=bound)
     verdicts = judge(history, verdict, figures={"lease": lease, "bound_s": bound},
-                     measures=[from_verdict("lease_failover_s", verdict, "failover_s", bound=bound,
-                                            bound_source=LEASE_BOUND)])
+                     measures=[from_verdict("lease_failover_s", verdict, "failover_s", bound=bound)])
     assert all(verdicts), explain_all(verdicts)
 
 
@@ -52,7 +51,7 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
     paused inside a renewal, it wakes past that renewal's deadline and gives up at once, a figure that says nothing
     of the renew deadline (docs/scenarios.md)."""
     election = cluster.leader_election()
-    bound = leader_failover_bound_s(election)
+    bound = configured_bound("lease_failover_s", cluster)
     leader = leases.holder(lease)
     old = leases.identity(lease)
     component = f"{lease}@{leader}"
@@ -63,7 +62,7 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
         paused_at = time.monotonic()
         leases.wait_for_new_holder(lease, old, timeout=bound + 5)
     resumed_at = time.monotonic()
-    give_up_bound = leader_give_up_bound_s(election)
+    give_up_bound = configured_bound("lease_give_up_s", cluster)
     # every chance for a misbehaving ex-leader to renew
     exits = exits_within(cluster, history, component, pause.captured["pid"], resumed_at, give_up_bound + 1.0)
     accounting = []
@@ -79,9 +78,8 @@ def test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes(
         *accounting,
         figures={"paused_s": round(resumed_at - paused_at, 2),
                  "gave_up_after_resume_s": gave_up, "give_up_bound_s": give_up_bound},
-        measures=[from_verdict("lease_failover_s", failover, "failover_s", bound=bound, bound_source=LEASE_BOUND),
-                  Measurement("lease_give_up_s", gave_up, bound=give_up_bound,
-                              bound_source="the configured renew deadline + one jittered retry")],
+        measures=[from_verdict("lease_failover_s", failover, "failover_s", bound=bound),
+                  Measurement("lease_give_up_s", gave_up, bound=give_up_bound)],
     )
     assert all(verdicts), explain_all(verdicts)
     assert exits and exits[0] <= give_up_bound, (

@@ -14,7 +14,8 @@ from harness.scenario import explain_all, judge
 from harness.scenario.rollout import settle
 from harness.target.capabilities import Capability
 from harness.target.protocol import LEASES, HostRole
-from harness.thresholds import AVAILABILITY_PCT, leader_failover_bound_s
+from harness.objectives.catalog import configured_bound
+from harness.thresholds import AVAILABILITY_PCT
 from harness.toolchain.versions import Version
 from harness.scenario.skips import lacks
 
@@ -61,7 +62,7 @@ def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_ba
     settle(cluster, rolling_change_prober)
     etcd_writer.stop()
     kube_writer.stop()
-    bound = leader_failover_bound_s(cluster.leader_election())
+    bound = configured_bound("lease_failover_s", cluster)
     api, writes = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT), durability(history, system="kube")
     handovers = [lease_handovers(history, subject=lease, fault="upgrade", max_s=bound) for lease in LEASES]
     # the slower lease's handover, over the leases a step took from their holder (a lease whose holder no step

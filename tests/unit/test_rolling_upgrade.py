@@ -13,7 +13,8 @@ from harness.history import History
 from harness.lifecycle.skew import SkewViolation
 from harness.scenario.rollout import rolling_change
 from harness.lifecycle.upgrade import ReleaseGate, roll_back_upgrade, rolling_upgrade, step_timeout_s
-from harness.thresholds import STARTUP_ALLOWANCE_S, leader_failover_bound_s
+from harness.objectives.bounds import leader_failover_bound_s
+from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.topology import Component
 from harness.toolchain.versions import Version
 

@@ -1,0 +1,64 @@
+"""A measure's configured bound is one function of the configuration the target states (harness/objectives/bounds.py);
+its default objective is the same function at the upstream defaults."""
+
+import pytest
+
+from harness.objectives.bounds import UPSTREAM, leader_failover_bound_s
+from harness.objectives.catalog import MEASURES, configured_bound
+from harness.objectives.measurement import Measurement
+from harness.scenario import allowed_s
+from harness.topology import HealthCheck, LeaderElection
+from tests.unit.conftest import fake_target
+
+BOUNDED = [name for name, spec in MEASURES.items() if spec.bound is not None]
+
+
+def test_the_measures_whose_bound_is_the_configurations_are_the_timing_ones():
+    assert set(BOUNDED) == {"lease_failover_s", "lease_give_up_s", "lb_detection_s", "lb_detection_hung_s",
+                            "etcd_leader_change_s", "etcd_write_stall_s", "snapshot_restore_s"}
+
+
+@pytest.mark.parametrize("name", BOUNDED)
+def test_a_cluster_with_the_upstream_defaults_is_promised_exactly_the_default_objective(name, tmp_path):
+    """ha3 is configured with every upstream default: what it promises is the default objective, no more."""
+    promised = configured_bound(name, fake_target(tmp_path))
+    assert round(promised, 1) == MEASURES[name].default == round(MEASURES[name].bound.of(UPSTREAM), 1)
+
+
+def test_a_cluster_configured_slower_is_promised_more_than_the_objective(tmp_path):
+    slow = fake_target(tmp_path, "clusters/defects/slow-leases.yaml")
+    election = slow.leader_election()
+    assert election != LeaderElection()
+    assert configured_bound("lease_failover_s", slow) == leader_failover_bound_s(election) > \
+        MEASURES["lease_failover_s"].default
+
+
+class UncheckedBalancer:
+    """A configuration whose load balancer checks nothing: it promises no detection."""
+
+    def leader_election(self) -> LeaderElection:
+        return LeaderElection()
+
+    def etcd_settings(self):
+        return UPSTREAM.etcd_settings()
+
+    def load_balancer_check(self) -> HealthCheck | None:
+        return None
+
+
+def test_a_load_balancer_that_checks_nothing_promises_no_detection_and_the_objective_decides():
+    unchecked = UncheckedBalancer()
+    assert configured_bound("lb_detection_s", unchecked) is None
+    assert configured_bound("lb_detection_hung_s", unchecked) is None
+    assert allowed_s("lb_detection_s", unchecked) == MEASURES["lb_detection_s"].default  # the session's defaults
+    # the snapshot restore still has its other terms, without the LB's rise checks
+    assert configured_bound("snapshot_restore_s", unchecked) == pytest.approx(
+        MEASURES["snapshot_restore_s"].default - HealthCheck().interval_s * HealthCheck().rise, abs=0.05)
+
+
+def test_a_measurement_with_its_measures_bound_says_how_the_bound_derives_unless_the_scenario_does():
+    recorded = Measurement("etcd_leader_change_s", 1.2, bound=3.5)
+    assert recorded.bound_source == MEASURES["etcd_leader_change_s"].bound.source
+    assert Measurement("lb_detection_s", 3.0, bound=14.5, bound_source="a cut from etcd").bound_source == \
+        "a cut from etcd"
+    assert Measurement("etcd_leader_change_s", 1.2).bound_source == ""  # no bound, nothing to explain
