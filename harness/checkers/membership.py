@@ -1,10 +1,13 @@
-"""Whether the control plane's memberships agree at every step of a scale (harness/faults/scale.py records the
-shapes): the apiservers the load balancer sends clients to, etcd's voters, the controllers, the lease holders. Pure
-over the recorded shapes, like every checker."""
+"""Whether the control plane's memberships agree at every step of a scale (harness/faults/scale.py observes the
+shapes, the scenario records each as a `membership` event): the apiservers the load balancer sends clients to,
+etcd's voters, the controllers, the lease holders. Pure over the History, like every checker."""
 
 from __future__ import annotations
 
 from harness.checkers.verdict import Status, Verdict, checker
+from harness.history import History
+
+SHAPE = "membership"  # the event a scenario records for each observed shape
 
 
 def disagreements(shape: dict) -> list[str]:
@@ -39,8 +42,9 @@ def disagreements(shape: dict) -> list[str]:
 
 
 @checker("membership")
-def membership_agreed(shapes: list[dict]) -> Verdict:
-    """Every recorded shape agrees (disagreements); unknown when nothing was recorded."""
+def membership_agreed(history: History) -> Verdict:
+    """Every recorded shape (SHAPE events) agrees (disagreements); unknown when nothing was recorded."""
+    shapes = [event.attrs for event in history.events_of(SHAPE)]
     if not shapes:
         return Verdict("membership", Status.UNKNOWN, "no step of the scale was observed", {})
     problems = {shape["when"]: found for shape in shapes if (found := disagreements(shape))}

@@ -73,10 +73,14 @@ def never_observed(history: History, *, event: str, what: str) -> Verdict:
 
 
 @checker("durability")
-def object_kept(*, what: str, written: str | MarkerWrite, read: str | None) -> Verdict:
+def object_kept(history: History, *, what: str, written: str | MarkerWrite | dict, read: str | None) -> Verdict:
     """An object written before (or during) the fault reads back with the same value after it; a MarkerWrite
-    without a value is a write the API refused (its problem is the explanation)."""
+    without a value is a write the API refused (its problem is the explanation). What was written and read are the
+    scenario's observations, kept in the History with this run (a MarkerWrite as its fields, which `quorum analyze`
+    hands back as a dict)."""
     figures = {}
+    if isinstance(written, dict):
+        written = MarkerWrite(**written)
     if isinstance(written, MarkerWrite):
         figures = {"write_attempts": written.attempts, "write_s": written.took_s}
         if written.value is None:

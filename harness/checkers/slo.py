@@ -167,9 +167,10 @@ def heartbeat_health(history: History, *, expected: int) -> Verdict:
 
 
 @checker("pods-kept")
-def pods_kept(before: set[str], after: set[str], *, max_lost_fraction: float = 0.0) -> Verdict:
-    """The hollow pods that existed before are still there (no eviction); compared by UID."""
-    lost = before - after
+def pods_kept(history: History, before: list[str], after: list[str], *, max_lost_fraction: float = 0.0) -> Verdict:
+    """The hollow pods that existed before are still there (no eviction); compared by UID. The UIDs are the
+    scenario's observations, kept in the History with this run (`quorum analyze` judges them again)."""
+    lost = set(before) - set(after)
     figures = {"before": len(before), "after": len(after), "lost": len(lost)}
     if not before:
         return Verdict("pods-kept", Status.UNKNOWN, "there were no pods to keep", figures)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import traceback
@@ -74,6 +75,12 @@ def checker(name: str) -> Callable[[Callable[P, Verdict]], Callable[P, Verdict]]
     return wrap
 
 
+def _fields(value: Any) -> dict:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"{type(value).__name__} is not a value a History holds")
+
+
 def comparable(value: Any) -> Any:
     """A value as the History keeps it (JSON: tuples become lists, other objects their text)."""
     return json.loads(json.dumps(value, default=str))
@@ -82,8 +89,8 @@ def comparable(value: Any) -> Any:
 def record_run(history: History, function: str, positional: list, arguments: dict[str, Any], seen: tuple[int, int],
                verdict: Verdict) -> None:
     """One CHECKED event; arguments JSON cannot hold exactly are kept as None, and the run cannot be re-judged."""
-    try:
-        recorded = json.loads(json.dumps({"positional": positional, "arguments": arguments}))
+    try:  # a dataclass argument (an observation such as a MarkerWrite) as its fields
+        recorded = json.loads(json.dumps({"positional": positional, "arguments": arguments}, default=_fields))
     except (TypeError, ValueError):
         recorded = None
     history.event(CHECKED, checker=function, call=recorded, ops=seen[0], events=seen[1],

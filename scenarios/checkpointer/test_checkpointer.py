@@ -46,7 +46,7 @@ def test_every_control_plane_node_loses_power_and_the_api_comes_back_from_its_ch
     recovery = _recovered(cluster, history, nodes, before)
     verdicts = judge(
         history, *recovery,
-        object_kept(what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
+        object_kept(history, what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
         figures={"checkpoints_after": str(checkpoints.view(cluster.api))},
         measures=[power_loss.recovery_measure(recovery[-1])],
     )

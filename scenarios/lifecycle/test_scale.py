@@ -9,7 +9,7 @@ import time
 import pytest
 
 from harness.checkers import availability, durability
-from harness.checkers.membership import membership_agreed
+from harness.checkers.membership import SHAPE, membership_agreed
 from harness.faults.scale import JoinControllers, RetireControllers
 from harness.objectives.measurement import from_verdict
 from harness.scenario import explain_all, judge
@@ -58,11 +58,10 @@ def test_spare_hosts_join_then_as_many_controllers_leave_the_leaders_first_witho
     etcd_writer.stop()
     kube_writer.stop()
     api, writes = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT), durability(history, system="kube")
-    shapes = [shape for step in steps for shape in step.captured["shapes"]]
-    for shape in shapes:
-        history.event("membership", **{k: v for k, v in shape.items() if k != "at"})
+    for shape in (shape for step in steps for shape in step.captured["shapes"]):
+        history.event(SHAPE, **{k: v for k, v in shape.items() if k != "at"})
     verdicts = judge(
-        history, api, durability(history, system="etcd"), writes, membership_agreed(shapes),
+        history, api, durability(history, system="etcd"), writes, membership_agreed(history),
         figures={"joined": spares, "retired": leaving, "join_s": round(joined_s, 1),
                  "retire_s": round(retired_s, 1), "controllers_after": cluster.hosts(HostRole.CONTROLLER),
                  "stopped": [step.captured["stopped"] for step in steps if "stopped" in step.captured]},

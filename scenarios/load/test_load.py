@@ -178,7 +178,7 @@ def test_restarting_the_controller_manager_leader_under_load(cluster, history, n
     heartbeats = heartbeat_health(history, expected=_hollow_count(cluster))
     verdicts = judge(
         history,
-        pods_kept(before, after),
+        pods_kept(history, sorted(before), sorted(after)),
         latency_slo(history, window_s=profile.slo_window_s),
         error_rate(history),
         heartbeats,

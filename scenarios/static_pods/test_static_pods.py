@@ -133,7 +133,7 @@ def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_re
         during=lambda: write_marker_within(cluster.api, WRITE_DURING_PARTITION_S))  # through the LB, new connections
     verdicts = judge(
         history, *checks,
-        object_kept(what="a ConfigMap written during the partition", written=marker, read=read_marker(cluster.api)),
+        object_kept(history, what="a ConfigMap written during the partition", written=marker, read=read_marker(cluster.api)),
         measures=[from_verdict("availability_pct", checks[0], "availability_pct")],
     )
     assert all(verdicts), explain_all(verdicts)
@@ -153,7 +153,7 @@ def test_every_control_plane_node_loses_power_at_once_and_the_control_plane_come
     recovered = recovered_within(history, event="kind.healthy", what=HEALTHY, max_s=bound, since="end")
     verdicts = judge(
         history, recovered,
-        object_kept(what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
+        object_kept(history, what="a ConfigMap written before the power loss", written=marker, read=read_marker(cluster.api)),
         measures=[from_verdict("power_loss_recovery_s", recovered, "recovered_after_s", bound=bound,
                                bound_source="a node's boot + etcd's and the apiserver's start-up + the kubelet's "
                                             "status period + one LB check")],

@@ -96,3 +96,38 @@ def test_quorum_analyze_prints_the_verdicts_and_fails_when_one_differs(tmp_path)
     empty.mkdir()
     nothing = analyze(str(empty))
     assert nothing.returncode == 2 and "records a checker's run" in nothing.stderr and "Traceback" not in nothing.stderr
+
+
+def test_the_checkers_of_a_scenarios_own_observations_are_judged_again_from_what_the_history_kept(tmp_path):
+    """Hollow pods kept, a marker object kept (a refused write among them) and a scale's memberships: the
+    observations ride with the run (arguments, or the scenario's events), so each is judged again the same way."""
+    from harness.checkers.membership import SHAPE, membership_agreed
+    from harness.checkers.recovery import object_kept
+    from harness.checkers.slo import pods_kept
+    from harness.clients.marker import MarkerWrite
+
+    path = tmp_path / "test_observed.jsonl"
+    history = History(path)
+    kept = pods_kept(history, ["u1", "u2"], ["u1", "u3"])
+    refused = object_kept(history, what="a ConfigMap", written=MarkerWrite(None, "HTTP 500", 3, 45.2), read=None)
+    read_back = object_kept(history, what="a ConfigMap", written="a1", read="a1")
+    history.event(SHAPE, when="joined", controllers=["c1", "c2"], voters=["c1"], rotation=["c1", "c2"])
+    agreed = membership_agreed(history)
+    history.close()
+    rejudged = rejudge(History.load(path))
+    assert [r.checker for r in rejudged] == ["pods_kept", "object_kept", "object_kept", "membership_agreed"]
+    assert all(r.again is Again.SAME for r in rejudged), rejudged
+    assert [r.now.status for r in rejudged] == [kept.status, refused.status, read_back.status, agreed.status]
+    assert not kept and not refused and read_back and not agreed  # the re-judged failures are failures again
+
+
+def test_every_checker_judges_a_history_so_every_verdict_can_be_judged_again():
+    import inspect
+
+    from harness.checkers.rejudge import load_checkers
+    from harness.checkers.verdict import CHECKERS
+
+    load_checkers()
+    first = {name: next(iter(inspect.signature(function.__wrapped__).parameters), None)
+             for name, function in CHECKERS.items()}
+    assert len(first) > 15 and not {name for name, parameter in first.items() if parameter != "history"}

@@ -165,11 +165,11 @@ def test_recovery_since_a_recorded_action_counts_from_it_and_without_one_is_unkn
 
 
 def test_an_object_is_kept_only_if_it_reads_back_the_same():
-    assert object_kept(what="marker", written="a1", read="a1").status is Status.PASS
-    assert object_kept(what="marker", written="a1", read=None).status is Status.FAIL
-    assert object_kept(what="marker", written="a1", read="b2").status is Status.FAIL
-    assert object_kept(what="marker", written=MarkerWrite("a1"), read="a1").status is Status.PASS
-    refused = object_kept(what="marker", written=MarkerWrite(None, "HTTP 500 etcdserver: request timed out", 3, 45.2),
+    assert object_kept(History(), what="marker", written="a1", read="a1").status is Status.PASS
+    assert object_kept(History(), what="marker", written="a1", read=None).status is Status.FAIL
+    assert object_kept(History(), what="marker", written="a1", read="b2").status is Status.FAIL
+    assert object_kept(History(), what="marker", written=MarkerWrite("a1"), read="a1").status is Status.PASS
+    refused = object_kept(History(), what="marker", written=MarkerWrite(None, "HTTP 500 etcdserver: request timed out", 3, 45.2),
                           read=None)
     assert refused.status is Status.FAIL and refused.figures == {"write_attempts": 3, "write_s": 45.2}
     assert refused.explanation == ("marker could not be written in 3 attempt(s) over 45.20s: "

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.checkers.membership import disagreements, membership_agreed
+from harness.checkers.membership import SHAPE, disagreements, membership_agreed
+from harness.history import History
 from harness.components import etcd, haproxy
 from harness.components.base import Layout
 from harness.errors import TopologyError
@@ -66,13 +67,21 @@ def test_a_voter_that_does_not_answer_is_named_with_what_it_costs_the_quorum():
     assert disagreements(shape(controllers=["c1", "c2", "c3", "c4"], learners=["c4"])) == []
 
 
+def recorded(*shapes: dict) -> History:
+    """A History with each shape recorded as the scale scenario records it."""
+    history = History()
+    for observed in shapes:
+        history.event(SHAPE, **observed)
+    return history
+
+
 def test_the_verdict_names_the_first_step_out_of_line_and_is_unknown_without_steps():
-    verdict = membership_agreed([shape(when="joined"), shape(when="c1: etcd member removed", voters=["c2", "c3"]),
-                                 shape(when="later", voters=["c2", "c3"])])
+    verdict = membership_agreed(recorded(shape(when="joined"), shape(when="c1: etcd member removed", voters=["c2", "c3"]),
+                                         shape(when="later", voters=["c2", "c3"])))
     assert not verdict and verdict.explanation.startswith("after 'c1: etcd member removed': the load balancer sends")
     assert "(and after 1 more steps)" in verdict.explanation
-    assert membership_agreed([shape(), shape(settled=True)]).passed
-    assert membership_agreed([]).status.value == "unknown"
+    assert membership_agreed(recorded(shape(), shape(settled=True))).passed
+    assert membership_agreed(recorded()).status.value == "unknown"
 
 
 def test_spare_hosts_are_no_controllers_and_a_scale_may_pass_through_an_even_count():

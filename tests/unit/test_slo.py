@@ -128,9 +128,9 @@ def test_a_vanished_node_counts_as_not_ready():
 
 
 def test_pods_kept_compares_identities():
-    assert pods_kept({"a", "b"}, {"a", "b", "c"}).passed
-    assert pods_kept({"a", "b"}, {"a", "c"}).status is Status.FAIL  # b was evicted and replaced by c
-    assert pods_kept(set(), set()).status is Status.UNKNOWN
+    assert pods_kept(History(), ["a", "b"], ["a", "b", "c"]).passed
+    assert pods_kept(History(), ["a", "b"], ["a", "c"]).status is Status.FAIL  # b was evicted and replaced by c
+    assert pods_kept(History(), [], []).status is Status.UNKNOWN
 
 
 def _spec(**overrides):
