@@ -161,6 +161,19 @@ def watching_lb_marks_down(cluster: Target, history: History, server: str, timeo
         watcher.join(timeout_s + up_within_s + 5.0)
 
 
+def wait_seen_in_rotation(history: History, server: str, timeout_s: float) -> None:
+    """Until a new connection through the load balancer reached `server` (harness/monitors/lb_routes.py), so that a
+    fault starts from it in rotation and lb_routed_around has seen it there; a ClusterError when none does."""
+    from harness.checkers.lb import ROUTE
+    from harness.errors import ClusterError
+
+    if not until(lambda: any(op.ok and op.value == server for op in history.ops_of(ROUTE)), timeout_s, 0.1).held:
+        reached = sorted({str(op.value) for op in history.ops_of(ROUTE) if op.ok})
+        raise ClusterError(f"no new connection through the load balancer reached {server} within {timeout_s:.0f}s "
+                           f"(they reached: {', '.join(reached) or 'nothing'})",
+                           "quorum status shows what is unhealthy; the apiserver's log says why it is not ready")
+
+
 def wait_recorded(history: History, event: str, predicate, timeout_s: float, *, after=None, interval_s: float = 0.5,
                   **attrs) -> float | None:
     """Poll until predicate() holds (first until after() holds, if given) and record `event` in the History at

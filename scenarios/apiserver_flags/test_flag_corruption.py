@@ -6,12 +6,14 @@ import time
 import pytest
 
 from harness.checkers import availability, lb_detection
+from harness.checkers.lb import lb_routed_around
 from harness.faults import ModifyFlags, Pause
 from harness.monitors import ApiProber
 from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import from_verdict
 from harness.scenario.rollout import roll_back, rolling_flag_change
 from harness.scenario import allowed_s, explain_all, judge, watching_lb_marks_down
+from harness.scenario.helpers import wait_seen_in_rotation
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S, lb_rise_s
@@ -52,19 +54,21 @@ UP_WITHIN_S = STARTUP_ALLOWANCE_S[Component.APISERVER]
 @pytest.mark.destructive
 @pytest.mark.parametrize("corruption", ["unknown-flag", "wrong-etcd-endpoint", "missing-certificate"])
 @pytest.mark.measures("lb_detection_s", "availability_pct")
-def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_connection_prober, history,
+def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_connection_prober, lb_routes, history,
                                                          corruption):
     """Restart one apiserver with a bad flag. From the SIGTERM on it fails /readyz (ANCHORS: at once when shutdown
     starts, then because it never becomes ready); the load balancer marks it DOWN (read from HAProxy's admin
     socket, watched from before the fault) within its worst-case detection time (ANCHORS' fall x inter, plus a
     check in flight and checks that hang), and from that moment routes every request around it: the API through
     the LB is >= 99.5 % available in the steady state that follows (the whole-window figure, which includes the
-    detection time, is reported). Heal restores the last good command line and the apiserver is ready again
-    within its start-up allowance."""
+    detection time, is reported). New connections, seen from outside (the certificate each handshake meets), stop
+    reaching it or failing within the same time. Heal restores the last good command line and the apiserver is ready
+    again within its start-up allowance."""
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
     detection_max_s = allowed_s("lb_detection_s", cluster)
+    wait_seen_in_rotation(history, host, UP_WITHIN_S)
     with (watching_lb_marks_down(cluster, history, host, timeout_s=detection_max_s + 5.0,
                                  up_within_s=UP_WITHIN_S) as marked_down_at,
           nemesis.fault(ModifyFlags(component=f"kube-apiserver@{host}", **bad_flags(cluster)[corruption]))):
@@ -80,8 +84,9 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     time.sleep(lb_rise_s(cluster.topology) + 1)
     whole = availability(history)
     detection = lb_detection(history, server=host, max_s=detection_max_s)
+    routing = lb_routed_around(history, server=host, max_s=detection_max_s)
     steady_api = availability(history, threshold_pct=AVAILABILITY_PCT, window=steady)
-    verdicts = judge(history, detection, steady_api,
+    verdicts = judge(history, detection, routing, steady_api,
                      figures={"apiserver": host, "corruption": corruption, "ready_with_bad_flag": broken_ready,
                               "ready_after_heal": restored, "availability_whole_window_pct":
                               whole.figures.get("availability_pct")},
@@ -96,7 +101,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
 @pytest.mark.destructive
 @pytest.mark.measures("lb_detection_s", "availability_pct")
 def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(cluster, nemesis, rolling_change_prober,
-                                                                             history):
+                                                                             lb_routes, history):
     """Roll a bad --etcd-servers across the apiservers with a readiness gate. The first apiserver does not
     become ready, so it is rolled back and no other apiserver is touched: the API never loses all of its
     backends. The LB marks the broken one DOWN within its detection time (as in the scenario above), and from
@@ -106,6 +111,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     first = cluster.hosts(HostRole.CONTROLLER)[0]
     unused = cluster.topology.network.subnet.broadcast_address - 1
     detection_max_s = allowed_s("lb_detection_s", cluster)
+    wait_seen_in_rotation(history, first, UP_WITHIN_S)
     started = time.monotonic()
     with watching_lb_marks_down(cluster, history, first, timeout_s=detection_max_s + 5.0,
                                 up_within_s=UP_WITHIN_S) as marked_down_at:
@@ -116,9 +122,10 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     observe_at_least(rolling_change_prober)
     whole = availability(history, f="api.get")
     detection = lb_detection(history, server=first, max_s=detection_max_s)
+    routing = lb_routed_around(history, server=first, max_s=detection_max_s)
     api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT,
                        window=(marked_down or started, time.monotonic()))
-    verdicts = judge(history, detection, api,
+    verdicts = judge(history, detection, routing, api,
                      figures={"changed": result.changed, "failed_on": result.failed_on,
                               "availability_whole_window_pct": whole.figures.get("availability_pct")},
                      measures=[from_verdict("lb_detection_s", detection, "detection_s",
@@ -158,7 +165,7 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
 
 @pytest.mark.destructive
 @pytest.mark.measures("lb_detection_hung_s", "availability_pct")
-def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connection_prober, history):
+def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connection_prober, lb_routes, history):
     """SIGSTOP one apiserver: its listening socket still completes every TCP handshake (the kernel does), but
     nothing answers, neither requests nor the load balancer's checks. The LB marks it DOWN within its worst-case
     detection time for a hung server (each failing check lasts its whole timeout) and within the
@@ -168,6 +175,7 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
         lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
     bound = allowed_s("lb_detection_hung_s", cluster)
+    wait_seen_in_rotation(history, host, UP_WITHIN_S)
     with (watching_lb_marks_down(cluster, history, host, timeout_s=bound + 5.0, up_within_s=UP_WITHIN_S)
           as marked_down_at, nemesis.fault(Pause(component=f"kube-apiserver@{host}"))):
         marked_down = marked_down_at()
@@ -180,8 +188,9 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
     restored = cluster.apiserver(host).ready()
     time.sleep(lb_rise_s(cluster.topology) + 1)
     detection = lb_detection(history, server=host, max_s=bound)
+    routing = lb_routed_around(history, server=host, max_s=bound)
     steady_api = availability(history, threshold_pct=AVAILABILITY_PCT, window=steady)
-    verdicts = judge(history, detection, steady_api,
+    verdicts = judge(history, detection, routing, steady_api,
                      figures={"apiserver": host, "ready_after_heal": restored,
                               "availability_whole_window_pct": availability(history).figures.get("availability_pct")},
                      measures=[from_verdict("lb_detection_hung_s", detection, "detection_s",

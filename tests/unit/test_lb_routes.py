@@ -229,3 +229,13 @@ def test_the_routing_verdict_times_the_last_connection_that_reached_or_failed_an
     assert never_seen.status is Status.UNKNOWN and "not seen in rotation" in never_seen.explanation
     unprobed = lb_routed_around(history_of(before, fault=(5.0, 12.0)), server="c1", max_s=5.0)
     assert unprobed.status is Status.UNKNOWN  # nothing probed during the fault: cannot judge, never a pass
+
+
+def test_a_fault_waits_until_its_apiserver_is_seen_in_rotation_and_says_where_connections_went_when_it_never_is():
+    from harness.scenario.helpers import wait_seen_in_rotation
+
+    seen = history_of(rotation(0.0, 1.0, ["c1", "c2"]), fault=(5.0, 6.0))
+    wait_seen_in_rotation(seen, "c1", 1.0)
+    with pytest.raises(ClusterError) as never:
+        wait_seen_in_rotation(seen, "c3", 0.3)
+    assert "reached c3" in never.value.problem and "they reached: c1, c2" in never.value.problem
