@@ -8,7 +8,7 @@ the target's `exec`. A target whose links are someone else's subclasses it (harn
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.net import firewall, shaping
 from harness.target.capabilities import Capability
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 
 class Network(ABC):
+    def __init__(self, target: Any) -> None:
+        """Built by its target on first use (Target.network), with the target to act through."""
+        self.target = target
+
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
         """What a target with this part can do to packets and links."""
@@ -54,8 +58,7 @@ class InHostNetwork(Network):
     """Rules and qdiscs inside the hosts. Needs, from the target: exec, address, link, hosts, name and
     baseline_link_mbit (the rate its own configuration shapes a link to)."""
 
-    def __init__(self, target: "Target") -> None:
-        self.target = target
+    target: "Target"
 
     def drop(self, host: str, *, sources: list[str] = (), destinations: list[str] = (), tag: str) -> None:  # type: ignore[assignment]
         rules = ([("INPUT", ["-s", self._address_of(source)]) for source in sources]

@@ -7,7 +7,7 @@ kept by hand."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from harness.errors import Unsupported
 from harness.target.capabilities import Capability
@@ -15,6 +15,10 @@ from harness.target.capabilities import Capability
 
 class Power(ABC):
     DISCONNECTS: ClassVar[bool] = False  # whether `disconnect` is offered (Capability.NODE_DISCONNECT)
+
+    def __init__(self, target: Any) -> None:
+        """Built by its target on first use (Target.power), with the target to act through."""
+        self.target = target
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:

@@ -23,17 +23,17 @@ from harness.pki import Authority
 LOOPBACK = ipaddress.IPv4Address("127.0.0.1")
 
 
-class TlsServer:
-    """Completes TLS handshakes with its own certificate and closes; `hung` accepts and never answers."""
+class Listener:
+    """A TCP listener on loopback whose accept loop hands each connection to `accepted`, until close()."""
 
-    def __init__(self, pair) -> None:
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.load_cert_chain(str(pair.cert), str(pair.key))
+    def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        self.hung = False
         self.stopped = threading.Event()
         threading.Thread(target=self._serve, daemon=True).start()
+
+    def accepted(self, connection: socket.socket) -> None:
+        raise NotImplementedError
 
     def _serve(self) -> None:
         self.listener.settimeout(0.2)
@@ -44,7 +44,24 @@ class TlsServer:
                 continue
             except OSError:
                 return
-            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+            self.accepted(connection)
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
+class TlsServer(Listener):
+    """Completes TLS handshakes with its own certificate and closes; `hung` accepts and never answers."""
+
+    def __init__(self, pair) -> None:
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(str(pair.cert), str(pair.key))
+        self.hung = False
+        super().__init__()
+
+    def accepted(self, connection: socket.socket) -> None:
+        threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
 
     def _answer(self, connection: socket.socket) -> None:
         with connection:
@@ -58,40 +75,25 @@ class TlsServer:
             except (OSError, ssl.SSLError):
                 pass
 
-    def close(self) -> None:
-        self.stopped.set()
-        self.listener.close()
 
-
-class RoundRobin:
+class RoundRobin(Listener):
     """A TCP load balancer in miniature: each new connection to the next server still in rotation, piped both ways."""
 
     def __init__(self, ports: dict[str, int]) -> None:
         self.ports, self.rotation = ports, list(ports)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
         self.turn = 0
-        self.stopped = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        self.listener.settimeout(0.2)
-        while not self.stopped.is_set():
-            try:
-                client, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            server = self.rotation[self.turn % len(self.rotation)]
-            self.turn += 1
-            try:
-                upstream = socket.create_connection(("127.0.0.1", self.ports[server]), timeout=2.0)
-            except OSError:
-                client.close()
-                continue
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+    def accepted(self, client: socket.socket) -> None:
+        server = self.rotation[self.turn % len(self.rotation)]
+        self.turn += 1
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self.ports[server]), timeout=2.0)
+        except OSError:
+            client.close()
+            return
+        for source, sink in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
 
     @staticmethod
     def _pipe(source: socket.socket, sink: socket.socket) -> None:
@@ -106,10 +108,6 @@ class RoundRobin:
                     end.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
-
-    def close(self) -> None:
-        self.stopped.set()
-        self.listener.close()
 
 
 class Api:

@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 class ContainerPower(Power):
     DISCONNECTS = True
 
-    def __init__(self, target: "DockerTarget") -> None:
-        self.target = target
+    target: "DockerTarget"
 
     def off(self, hosts: list[str]) -> None:
         client().container.kill([self.target.container(host) for host in hosts])

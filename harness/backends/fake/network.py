@@ -12,8 +12,7 @@ if TYPE_CHECKING:
 
 
 class ModelNetwork(Network):
-    def __init__(self, target: "FakeTarget") -> None:
-        self.target = target
+    target: "FakeTarget"
 
     def drop(self, host: str, *, sources: list[str] = (), destinations: list[str] = (), tag: str) -> None:  # type: ignore[assignment]
         with self.target.changing() as model:

@@ -15,8 +15,7 @@ if TYPE_CHECKING:
 class ModelPower(Power):
     DISCONNECTS = True
 
-    def __init__(self, target: "FakeTarget") -> None:
-        self.target = target
+    target: "FakeTarget"
 
     def off(self, hosts: list[str]) -> None:
         self._set(hosts, "off")

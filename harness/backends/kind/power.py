@@ -52,8 +52,7 @@ class NodePower(Power):
     """kind's node containers as machines: `docker kill`, `docker pause`, and started again in address order. A
     node's interface is kind's to manage (its network is the cluster's only one), so there is no disconnect."""
 
-    def __init__(self, target: "KindTarget") -> None:
-        self.target = target
+    target: "KindTarget"
 
     def off(self, hosts: list[str]) -> None:
         addresses(self.target)
