@@ -23,12 +23,20 @@ LIMIT_MBIT = 100.0  # GOTCHAS measured tbf at this rate: 96.2 Mbit/s
 SLOW_LINK_MBIT = 1.0
 
 
+@pytest.fixture
+def iperf3(cluster) -> str:
+    """iperf3 on every host: Quorum's own on a cluster it built, the owner's on one it did not (a host without it
+    skips the scenario with its name, as the plugin does for what a target cannot give)."""
+    return cluster.tool_path("iperf3")
+
+
 def pairs(cluster):
     controllers = cluster.hosts(HostRole.CONTROLLER)
     return [(controllers[0], other) for other in controllers[1:2] + cluster.hosts(HostRole.LOADBALANCER)]
 
 
 @pytest.mark.conformance
+@pytest.mark.usefixtures("iperf3")
 def test_host_to_host_bandwidth(cluster, history):
     """iperf3 between controllers and to the load balancer: each link carries at least the 5 Gbit/s Typhoon
     quotes pod-to-pod on a t3.small (ANCHORS); the figures are reported."""
@@ -41,6 +49,7 @@ def test_host_to_host_bandwidth(cluster, history):
 
 
 @pytest.mark.destructive
+@pytest.mark.usefixtures("iperf3")
 def test_a_bandwidth_limit_is_enforced(cluster, nemesis, history):
     """Limit a controller's link to 100 Mbit/s (tbf): iperf3 measures within 10 % of the limit; after heal the
     link carries at least what a healthy link must (the host-to-host floor), so the heal really removed it."""

@@ -235,3 +235,33 @@ def test_a_fault_the_owners_limits_refuse_skips_its_scenario_naming_the_limit(tm
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0 and "1 skipped" in result.stdout, result.stdout + result.stderr
     assert "outside the window (fix: run inside limits.window_utc)" in result.stdout, result.stdout
+
+
+def test_a_tool_on_someone_elses_hosts_is_theirs_found_on_each_host_or_refused_naming_the_host():
+    from harness.backends.remote.target import RemoteTarget
+    from harness.target.hosts import Ran
+    from harness.target.protocol import Unsupported
+
+    class Hosts(RemoteTarget):
+        """Each host's answer to `command -v`, and what was asked."""
+
+        def __init__(self, found: dict[str, str]) -> None:
+            self.found, self.asked = found, []
+
+        def hosts(self, role=None) -> list[str]:
+            return list(self.found)
+
+        def run(self, host, argv, timeout=60.0) -> Ran:
+            self.asked.append(argv)
+            return Ran(tuple(argv), 0, self.found[host] + "\n" if self.found[host] else "", "")
+
+    everywhere = Hosts({"c1": "/usr/bin/iperf3", "c2": "/usr/bin/iperf3"})
+    assert everywhere.tool_path("iperf3") == everywhere.tool_path("iperf3") == "/usr/bin/iperf3"
+    assert len(everywhere.asked) == 2 and everywhere.asked[0][-1] == "iperf3"  # once per host, the name an argument
+    with pytest.raises(Unsupported) as missing:
+        Hosts({"c1": "/usr/bin/iperf3", "c2": ""}).tool_path("iperf3")
+    assert "iperf3 is not installed on c2" in missing.value.problem and "apt-get install iperf3" in missing.value.fix
+    with pytest.raises(Unsupported, match="different paths"):
+        Hosts({"c1": "/usr/bin/iperf3", "c2": "/opt/bin/iperf3"}).tool_path("iperf3")
+    with pytest.raises(ValueError):
+        everywhere.tool_path("iperf3; reboot")

@@ -7,6 +7,7 @@ journaled on the hosts it touches (harness/backends/remote/host_journal.py)."""
 
 from __future__ import annotations
 
+import re
 import signal as signals
 import socket
 from functools import cached_property
@@ -42,6 +43,7 @@ APISERVER_PORT = 6443  # kube-apiserver's default --secure-port
 # the controller-manager's and the scheduler's default --secure-port, asked from inside their host
 HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
 ROLES = {HostRole.CONTROLLER: InventoryRole.CONTROLLER, HostRole.ETCD: InventoryRole.ETCD}
+TOOL_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # a tool looked up on the hosts: iperf3, etcdctl
 
 
 def resolved(address: str) -> set[str]:
@@ -64,8 +66,10 @@ class RemoteTarget(Target):
         self.topology = load_inventory(self.run_dir / INVENTORY)
 
     # over SSH; holds and overrides need a keeper the inventory names (a plain process has none: Unsupported at the
-    # call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc
-    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS})
+    # call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc;
+    # iperf3 is the owner's (tool_path: one missing on a host is Unsupported, named with the host)
+    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS,
+                              Capability.HOST_BANDWIDTH})
     NETWORK = OwnersLinks
 
     def describe(self) -> dict[str, str]:
@@ -140,6 +144,30 @@ class RemoteTarget(Target):
 
     @cached_property
     def _seen_flags(self) -> dict[tuple[str, str], dict[str, str]]:
+        return {}
+
+    def tool_path(self, name: str) -> str:
+        """A tool the hosts' owner installed, at the same path on every host (Quorum installs nothing on someone
+        else's hosts): found with `command -v`, once per target; one missing or elsewhere on a host is Unsupported,
+        named with the host and the fix."""
+        if not TOOL_NAME.match(name):  # it reaches a shell on the hosts: a plain name only
+            raise ValueError(f"{name!r} is not a tool's name")
+        if name not in self._tools:
+            found = {host: self.exec(host, ["sh", "-c", 'command -v "$1" || true', "sh", name], check=False).strip()
+                     for host in self.hosts()}
+            missing = sorted(host for host, path in found.items() if not path)
+            if missing:
+                raise Unsupported(f"{name} is not installed on {', '.join(missing)} (Quorum installs nothing on "
+                                  "the hosts of a cluster it did not build)",
+                                  f"install {name} on every host of the inventory (Debian: apt-get install {name})")
+            if len(set(found.values())) > 1:
+                raise Unsupported(f"{name} is at different paths on the hosts: {found}",
+                                  f"install {name} the same way on every host")
+            self._tools[name] = next(iter(found.values()))
+        return self._tools[name]
+
+    @cached_property
+    def _tools(self) -> dict[str, str]:
         return {}
 
     def _address(self, host: str) -> str:
