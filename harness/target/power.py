@@ -42,6 +42,8 @@ class Power(ABC):
         """Stop every process of the host at once (cgroup freezer); its sockets stay open."""
 
     def disconnect(self, host: str) -> None:
-        """Remove the host's network interface while its processes run on (DISCONNECTS)."""
+        """Remove the host's network interface while its processes run on (DISCONNECTS); a part that cannot is
+        refused with the capability's name, as any capability a target lacks."""
+        self.target.require(Capability.NODE_DISCONNECT)
         raise Unsupported(f"{type(self).__name__} cannot remove a host's network interface",
                           "run the fault on a backend whose hosts' network Quorum owns (docker)")

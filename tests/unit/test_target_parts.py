@@ -4,10 +4,12 @@ from the parts, and the faults reach a host's power and its packets only through
 import pytest
 
 from harness.backends import registry
+from harness.backends.fake.power import ModelPower
 from harness.backends.fake.target import FakeTarget
 from harness.errors import Unsupported
 from harness.faults.node import NodeDisconnect, NodeKill, NodeRestart
 from harness.target.capabilities import Capability
+from harness.target.power import Power
 from tests.unit.conftest import fake_target
 
 
@@ -23,6 +25,26 @@ def test_a_backend_claims_whole_host_capabilities_exactly_when_it_has_a_power_pa
     assert ({Capability.NETWORK, Capability.SHAPE} <= backend.capabilities) == (network is not None)
     assert not {Capability.NETWORK, Capability.SHAPE} & target_class.CAPABILITIES, \
         f"{backend.name} lists a network capability by hand instead of through its Network part"
+
+
+class PowerWithoutDisconnect(ModelPower):
+    DISCONNECTS = False
+    def disconnect(self, host: str) -> None:  # as a part that cannot remove an interface has it
+        Power.disconnect(self, host)
+
+
+class NoDisconnect(FakeTarget):
+    POWER = PowerWithoutDisconnect
+
+
+def test_a_power_part_that_cannot_disconnect_refuses_naming_the_capability(tmp_path):
+    """kind's nodes lose power but not their interface: the refusal names node-disconnect, as the protocol checks
+    require of every capability a target lacks."""
+    target = fake_target(tmp_path, cls=NoDisconnect)
+    assert Capability.NODE_POWER in target.capabilities() and Capability.NODE_DISCONNECT not in target.capabilities()
+    with pytest.raises(Unsupported) as refused:
+        target.power.disconnect("c1")
+    assert "node-disconnect" in refused.value.problem and target.model()["hosts"]["c1"]["connected"] is True
 
 
 class Unplugged(FakeTarget):
