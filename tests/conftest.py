@@ -42,7 +42,7 @@ PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases"}
 # measured at 7084 s against the process lane's 3973 s (docs/ci.md), so these kind twins, all deep but for one case,
 # run in the process lane there. The process lane builds kind clusters already (the inventory checks); a twin's
 # failure proof is not turned into a pass by the CPU the other lane takes.
-DEEP_PROCESS_LANE_TWINS = {"kind-restart-never", "kind-checkpointer-stale-lock"}
+DEEP_PROCESS_LANE_TWINS = {"kind-restart-never", "kind-checkpointer-stale-lock", "kind-control-plane-unguarded"}
 # Process twins whose every selected check must fail, run first in the background lane at full priority (a third
 # cluster lane for their ~9 minutes). Both lanes start with twins of their own (test_defect_twins.py precedes their
 # other files), so the third lane overlaps failure proofs, which a shortage of CPU cannot turn into a pass, and no

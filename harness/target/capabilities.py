@@ -21,6 +21,7 @@ class Capability(str, Enum):
     HOLLOW_NODES = "hollow-nodes"
     HOST_BANDWIDTH = "host-bandwidth"
     PODS = "pods"
+    NODES = "nodes"
     STATIC_PODS = "static-pods"
     SELF_HOSTED = "self-hosted"
     RELEASES = "releases"
@@ -48,6 +49,7 @@ MEANING = {
     Capability.HOLLOW_NODES: "hollow nodes (kwok) as hosts of the topology",
     Capability.HOST_BANDWIDTH: "iperf3 between the cluster's hosts",
     Capability.PODS: "real kubelets that run pods",
+    Capability.NODES: "the API lists the Node objects of real kubelets and the pods on them (read only)",
     Capability.STATIC_PODS: "the control plane runs as kubelet static pods from manifests on each node's disk",
     Capability.SELF_HOSTED: "a self-hosted control plane (kube-apiserver a DaemonSet) whose pods a pod checkpointer "
                             "keeps on each control-plane node's disk",

@@ -212,9 +212,15 @@ CONFORMANCE = {
     "cert-expiring": {"test_every_listener_serves_a_certificate_its_clients_trust_with_the_days_left_the_objective_needs"},
     "etcd-clients-blocked": {"test_the_etcd_client_port_is_reachable_from_every_controller"},
     "phantom-etcd-member": {"test_etcd_members_are_exactly_the_etcd_hosts"},
-    # kubeadm's own layout: each apiserver lists only its node's etcd member; anonymous clients may read /version
+    # kubeadm's own layout: each apiserver lists only its node's etcd member; anonymous clients may read /version;
+    # kube-proxy serves its metrics on loopback only
     "kind-kubeadm-defaults": {"test_every_apiserver_lists_every_etcd_member",
-                              "test_anonymous_requests_are_refused_except_on_health_endpoints"},
+                              "test_anonymous_requests_are_refused_except_on_health_endpoints",
+                              "test_kube_proxy_serves_its_metrics_to_the_other_hosts"},
+    # no taint on the control-plane node beside a worker; static pods without priority or CPU requests
+    "kind-control-plane-unguarded": {
+        "test_control_plane_pods_run_at_system_priority_with_a_small_cpu_request",
+        "test_control_plane_nodes_are_labelled_for_their_role_and_tainted_against_workloads"},
 }
 
 
@@ -362,6 +368,8 @@ def test_the_main_jobs_re_proofs_fail_on_their_broken_twin(tmp_path, twin, suite
 CONFORMANCE_DEEP = {
     "kind-kubeadm-defaults": "weak-apiserver fails the same two checks in CI, and the kind module's conformance run "
                              "reads the same flags on kind; this builds a kind cluster of its own (~3 min)",
+    "kind-control-plane-unguarded": "the kind module's conformance run reads the same pods and nodes in CI and finds "
+                                    "them guarded; this builds a kind cluster of its own to fail them (~3 min)",
 }
 
 

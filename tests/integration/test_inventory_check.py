@@ -154,7 +154,13 @@ def destructive_tests(selection: str = "scenarios/", marks: str = "destructive a
 BANDWIDTH = "scenarios/bandwidth/test_bandwidth.py"
 
 
-@passes("remote", Selection(("scenarios/",), markers="not hollow_nodes and not destructive", ignore=(BANDWIDTH,)))
+# the checks of the nodes skip on the process stand-in, which has none: test_kind_cluster.py proves them through the
+# kubeadm stand-in's inventory
+NODE_CHECKS = "scenarios/conformance/test_nodes.py"
+
+
+@passes("remote", Selection(("scenarios/",), markers="not hollow_nodes and not destructive",
+                            ignore=(BANDWIDTH, NODE_CHECKS)))
 def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destructive_scenario(staging, ha3, tmp_path):
     """`pytest scenarios/ --target` on someone else's cluster (disposable: false): the read-only checks run over SSH,
     the API and etcd, and pass on this healthy cluster; every destructive scenario is skipped with the reason; the

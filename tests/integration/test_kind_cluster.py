@@ -444,6 +444,26 @@ def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_c
     assert "12 passed" in output.splitlines()[-1], output[-2000:]
 
 
+NODE_CHECKS = Selection(("scenarios/conformance/test_nodes.py",))
+
+
+@passes("remote", NODE_CHECKS)
+def test_the_node_checks_pass_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
+    """`pytest scenarios/conformance/test_nodes.py --target` on the kubeadm stand-in (disposable: false, read only):
+    its Node objects, kube-proxy pods and static pods read through the API, and kube-proxy's metrics port tried
+    from inside a controller over SSH; the three of seed 001's invariants pass, none skipped (its inventory names
+    the controllers only: the workers are found through the API)."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    with kind_standin(cluster, tmp_path / "standin") as standin:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", *NODE_CHECKS.pytest_args(), f"--target={standin.write(disposable=False)}",
+             f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
+             "-q", "--no-header", "-rA", "--tb=short"],
+            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
+
+
 def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True) -> str:
     """`pytest <selection> --backend=kind` on this cluster (--keep-cluster: the session reuses it); its output.
     passing: the run must pass (False: the caller judges which tests failed)."""
@@ -534,11 +554,13 @@ def test_conformance_passes_on_kind(kind_cluster, tmp_path):
     """The conformance checks read the live command lines inside the nodes and ask each apiserver directly. With
     Quorum's kubeadm patches (harness/backends/kind/cluster.py:hardening_patch) kind's control plane keeps every
     invariant they judge, as the process backend's does; the two that read files Quorum writes skip with the
-    reason (the self-hosted control plane's three run on its own cluster). The twin with kubeadm's defaults fails
-    exactly two (test_defect_twins.py)."""
+    reason (the self-hosted control plane's three run on its own cluster). Seed 001's node invariants hold too:
+    kube-proxy's metrics on every address (KUBE_PROXY_METRICS), kubeadm's priority and CPU requests on its static
+    pods, and its control-plane taint with workers beside. The twin with kubeadm's defaults fails exactly three, and
+    kind-control-plane-unguarded two (test_defect_twins.py)."""
     output = run_kind_suites(kind_cluster, tmp_path / "histories", *CONFORMANCE_ON_KIND.pytest_args())
     summary = output.splitlines()[-1]
-    assert "18 passed" in summary and "2 skipped" in summary and "failed" not in summary, output[-4000:]
+    assert "21 passed" in summary and "2 skipped" in summary and "failed" not in summary, output[-4000:]
 
 
 def _kubelet_answers(address: str) -> bool:

@@ -66,7 +66,8 @@ def test_an_unreadable_inotify_limit_is_a_clear_error(tmp_path):
 
 def test_kubeadms_layout_is_hardened_as_quorums_own_unless_a_twin_keeps_its_defaults(tmp_path):
     """Every apiserver lists every etcd member (by node name) and serves anonymous clients the health endpoints
-    only, through the same structured authentication config as the process backend's apiservers."""
+    only, through the same structured authentication config as the process backend's apiservers; kube-proxy serves
+    its metrics on every address, as Typhoon's does (seed 001)."""
     from harness.backends.kind.cluster import AUTHENTICATION
 
     authentication = tmp_path / "authentication.yaml"
@@ -80,6 +81,10 @@ def test_kubeadms_layout_is_hardened_as_quorums_own_unless_a_twin_keeps_its_defa
     mounts = [node.get("extraMounts") for node in config["nodes"]]
     assert mounts[:3] == [[{"hostPath": str(authentication), "containerPath": AUTHENTICATION, "readOnly": True}]] * 3
     assert mounts[3] is None, "workers run no apiserver"
+    assert _patch(config, "KubeProxyConfiguration") == {"kind": "KubeProxyConfiguration",
+                                                         "metricsBindAddress": "0.0.0.0:10249"}
     defaults = kind_config(KindShape(control_planes=3, workers=1), "quorum-abc123")
     assert "apiServer" not in _patch(defaults, "ClusterConfiguration")
     assert all("extraMounts" not in node for node in defaults["nodes"])
+    assert not [p for p in defaults["kubeadmConfigPatches"] if "KubeProxyConfiguration" in p], \
+        "kubeadm's own layout keeps kube-proxy's metrics on loopback"

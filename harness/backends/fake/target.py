@@ -48,7 +48,8 @@ class FakeTarget(Target):
     # What the model models: every fault's operations, not what only a real cluster has (its supervisor's record, its
     # files, pods, hollow nodes, iperf3, a shape that changes); the network and whole hosts are its parts'
     CAPABILITIES = frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
-                                            Capability.HOST_BANDWIDTH, Capability.PODS, Capability.STATIC_PODS,
+                                            Capability.HOST_BANDWIDTH, Capability.PODS, Capability.NODES,
+                                            Capability.STATIC_PODS,
                                             Capability.SCALE, Capability.NODE_POWER, Capability.NODE_DISCONNECT,
                                             Capability.NETWORK, Capability.SHAPE}
     NETWORK = ModelNetwork

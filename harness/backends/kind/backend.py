@@ -62,7 +62,8 @@ class KindBackend(Backend):
             shape = kind.KindShape(topology.kind.control_planes, topology.kind.workers, topology.kind.self_hosted,
                                    topology.checkpointer, topology.kubernetes)
             kind.create(engine, state, topology.network.subnet, shape, say=tell,
-                        hardened=not topology.defects.kubeadm_defaults)
+                        hardened=not topology.defects.kubeadm_defaults,
+                        defects=tuple(defects.kubeadm_patches(topology.defects)))
             cluster = KindTarget(run_dir)
             tell(load_balancer.configure(cluster))
             if topology.kind.self_hosted:

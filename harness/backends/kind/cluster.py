@@ -76,15 +76,24 @@ def hardening_patch(name: str, shape: KindShape) -> dict:
                                             "pathType": "DirectoryOrCreate"}]}}
 
 
-def kind_config(shape: KindShape, name: str = "kind", *, authentication: Path | None = None) -> dict:
+# Typhoon's kube-proxy serves its metrics on every address, so that a Prometheus on a worker scrapes every node
+# (seed 001; scenarios/conformance/test_nodes.py); kubeadm keeps upstream's loopback-only default
+KUBE_PROXY_METRICS = {"kind": "KubeProxyConfiguration", "metricsBindAddress": "0.0.0.0:10249"}
+
+
+def kind_config(shape: KindShape, name: str = "kind", *, authentication: Path | None = None,
+                defects: tuple[dict, ...] = ()) -> dict:
     """kind's cluster config: its roles, plus what this offline, cgroup v1 host needs (docs/backends.md); with
-    `authentication` (the file to mount), kubeadm's layout hardened as Quorum's own (hardening_patch)."""
+    `authentication` (the file to mount), kubeadm's layout hardened as Quorum's own (hardening_patch) and kube-proxy's
+    metrics served as Typhoon serves them (KUBE_PROXY_METRICS); `defects`: a twin's patches of kubeadm's configuration,
+    applied last (harness/backends/kind/defects.py)."""
     control_plane: dict = {"role": "control-plane"}
     if authentication is not None:
         control_plane["extraMounts"] = [{"hostPath": str(authentication), "containerPath": AUTHENTICATION,
                                          "readOnly": True}]
     nodes = [control_plane] * shape.control_planes + [{"role": "worker"}] * shape.workers
-    patches = [] if authentication is None else [yaml.safe_dump(hardening_patch(name, shape))]
+    patches = [] if authentication is None else [yaml.safe_dump(hardening_patch(name, shape)),
+                                                  yaml.safe_dump(KUBE_PROXY_METRICS)]
     if shape.self_hosted:
         patches.append(yaml.safe_dump({"kind": "ClusterConfiguration",
                                        "apiServer": {"extraArgs": {"permit-port-sharing": "true"}}}))
@@ -105,6 +114,7 @@ def kind_config(shape: KindShape, name: str = "kind", *, authentication: Path | 
             # kubelet 1.34 refuses cgroup v1 hosts unless told
             yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False}),
             *patches,
+            *map(yaml.safe_dump, defects),
         ],
     }
 
@@ -148,8 +158,9 @@ def create_network(engine: Engine, state: RunState, subnet: ipaddress.IPv4Networ
 
 
 def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape: KindShape = KindShape(),
-           say=lambda _: None, *, hardened: bool = True) -> Path:
-    """Create the cluster; returns its kubeconfig (0600, in the run directory). The caller tears down."""
+           say=lambda _: None, *, hardened: bool = True, defects: tuple[dict, ...] = ()) -> Path:
+    """Create the cluster (`defects`: a twin's patches of kubeadm's configuration); returns its kubeconfig (0600, in
+    the run directory). The caller tears down."""
     toolchain = Toolchain(shape.kubernetes)
     for raised in raise_inotify_limits():
         say(f"raised {raised} (kind's nodes share root's inotify allowance)")
@@ -166,8 +177,8 @@ def create(engine: Engine, state: RunState, subnet: ipaddress.IPv4Network, shape
         authentication = run_dir / "authentication.yaml"
         authentication.write_text(authentication_config(health_only=True, also=(KUBEADM_DISCOVERY_PATH,)))
     config = run_dir / "kind.yaml"
-    config.write_text(yaml.safe_dump(kind_config(shape, cluster_name(state.run_id), authentication=authentication),
-                                     sort_keys=False))
+    config.write_text(yaml.safe_dump(kind_config(shape, cluster_name(state.run_id), authentication=authentication,
+                                                 defects=defects), sort_keys=False))
     kubeconfig = run_dir / "kubeconfig"
     kubeconfig.touch(mode=0o600)
     say(f"kind create cluster {cluster_name(state.run_id)}: {shape.control_planes} control planes, "

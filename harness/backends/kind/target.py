@@ -71,7 +71,7 @@ class KindTarget(Target):
         self._roles: dict[str, str] | None = None  # the node list, once every node is there (_node_roles)
 
     CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.PODS,
-                              Capability.STATIC_PODS, Capability.SELF_HOSTED})
+                              Capability.NODES, Capability.STATIC_PODS, Capability.SELF_HOSTED})
     POWER = NodePower
 
     def bootstrap_apiserver(self) -> AbstractContextManager[None]:

@@ -55,6 +55,12 @@ class KindDefects(Strict):
         False, description="kind's load balancer keeps sending requests to apiservers that are down")
     worker_link_mbit: int | None = Field(
         None, ge=1, le=100_000, description="every worker's link is throttled to this rate (tbf on its eth0)")
+    control_plane_untainted: bool = Field(
+        False, description="kubeadm's nodeRegistration says `taints: []` on every node: the control-plane nodes take "
+                           "ordinary workloads")
+    static_pods_without_priority: bool = Field(
+        False, description="the control-plane manifests set no priority class and no resources, as hand-written "
+                           "static pods often do: the control plane runs at priority 0 with no CPU request")
     kubeadm_defaults: bool = Field(
         False, description="kubeadm's own layout: each apiserver lists only its node's etcd member, and anonymous "
                            "clients may read more than the health endpoints (/version)")
