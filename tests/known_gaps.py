@@ -96,7 +96,7 @@ KNOWN_GAPS: list[KnownGap] = [
             "the_etcd_client_port_is_reachable_from_every_controller", "plain_http_to_the_etcd_client_port_is_refused",
             "leader_election_is_on_with_the_topology_timings*")),
         "scenarios/etcd/*", "scenarios/leader_election/*", *KIND_BY_DESIGN, "scenarios/load/*",
-        "scenarios/conformance/test_nodes.py::*"),
+        "scenarios/conformance/test_nodes.py::*", "scenarios/static_pods/*"),
              "through an inventory, only weak-apiserver's conformance checks and "
              "kind-restart-never's kills are shown to fail (deep)", "#53 (the reference staging's kubeadm twins, "
              "each failing through --target)"),

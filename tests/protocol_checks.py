@@ -32,11 +32,19 @@ GATED = {
 }
 
 
+def offers(target: Target, capability: Capability) -> bool:
+    """Whether this target offers `capability`: its backend's targets do, and its topology has it (a kind cluster is
+    static pods or self-hosted; an inventory says how each component runs)."""
+    from harness.backends import registry
+
+    return registry.get(target.backend).lacks(capability, topology=target.topology) is None
+
+
 def keeper_known(target: Target) -> bool:
     """Whether the target knows what restarts its components (Quorum's supervisor, a kubelet, systemd, or a model
     of one): only a target that does not may refuse to say how soon or how often, or to hold one (a remote one
     whose inventory says `runs_as: process`). One that holds components knows how soon a held one returns."""
-    if {Capability.SUPERVISOR, Capability.STATIC_PODS} & target.capabilities():
+    if Capability.SUPERVISOR in target.capabilities() or offers(target, Capability.STATIC_PODS):
         return True
     if Capability.HOLD not in target.capabilities():
         return False

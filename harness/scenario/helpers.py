@@ -14,7 +14,7 @@ from harness.objectives.catalog import configured_bound
 from harness.objectives.judge import meets
 from harness.objectives.measurement import Measurement
 from harness.objectives.policy import active
-from harness.target.protocol import Target, split_id
+from harness.target.protocol import Target, Unsupported, split_id
 from harness.topology import Component
 from harness.wait import until
 
@@ -220,9 +220,13 @@ def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
 
 def allowed_s(name: str, cluster: Target) -> float:
     """How long a scenario waits for, and allows, the measure `name`: what the cluster's own configuration promises
-    (harness/objectives/bounds.py), or where it promises nothing (a load balancer that checks nothing) the objective,
-    what the user needs. The measure's record keeps the configured bound apart (None there)."""
-    bound = configured_bound(name, cluster)
+    (harness/objectives/bounds.py), or where it promises nothing (a load balancer that checks nothing) or does not
+    say (an inventory that states no health check) the objective, what the user needs. The measure's record keeps
+    the configured bound apart (None there)."""
+    try:
+        bound = configured_bound(name, cluster)
+    except Unsupported:  # the configuration is someone else's and unstated: the objective alone decides
+        bound = None
     if bound is not None:
         return bound
     objective = active().for_measure(name)

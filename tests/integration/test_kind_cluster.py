@@ -415,21 +415,44 @@ def test_a_kubeadm_cluster_reached_by_its_inventory_is_held_and_overridden_over_
 
 # the destructive suites through the stand-in's inventory; the haproxy kill is not a redundancy test with one
 # balancer (test_scenarios_on_ha3.py's NOT_ON_HA3) and the timing sweep runs only in the nightly profile
-THROUGH_AN_INVENTORY = Selection(("scenarios/self_healing", "scenarios/leader_election", "scenarios/etcd"),
+# and the static-pod suite's (its power loss needs node-power, which a target lacks: skipped by name)
+THROUGH_AN_INVENTORY = Selection(("scenarios/self_healing", "scenarios/leader_election", "scenarios/etcd",
+                                  "scenarios/static_pods"),
                                  markers="not nightly",
                                  deselect=("scenarios/self_healing/test_self_healing.py::"
                                            "test_a_killed_component_comes_back[haproxy]",))
+# presubmit's proof of the static-pod suite's target path: its first scenario through the same inventory
+KILLED_STATIC_POD = Selection(("scenarios/static_pods/test_static_pods.py::"
+                               "test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",))
+
+
+@passes("remote", KILLED_STATIC_POD)
+@pytest.mark.alone  # as the kind suites: a verdict on the cluster, not on the other lane's load
+def test_a_killed_static_pod_is_judged_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
+    """`pytest --target` with `disposable: true` on the kubeadm stand-in: the inventory says kube-apiserver runs as
+    a static pod, so the static-pod suite runs there; its apiserver killed over SSH is started again by the node's
+    kubelet within the budget the kubelet's back-off promises, judged through SSH and the API."""
+    cluster = KindTarget(Path(kind_cluster.state.run_dir))
+    with kind_standin(cluster, tmp_path / "standin") as standin:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", *KILLED_STATIC_POD.pytest_args(), f"--target={standin.inventory}",
+             f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
+             "-q", "--no-header", "-rA", "--tb=short"],
+            cwd=ROOT, capture_output=True, text=True, timeout=900)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "1 passed" in output.splitlines()[-1], output[-4000:]
 
 
 @passes("remote", THROUGH_AN_INVENTORY)
 @pytest.mark.alone  # as the kind suites: a verdict on the cluster, not on the other lane's load
 @pytest.mark.deep("re-proves through SSH the verdicts CI proves on this cluster with --backend kind and on the "
                   "process backend; the remote keepers, signals and rules these scenarios use are proven in CI by "
-                  "the kubeadm stand-in tests above (~6 min)")
+                  "the kubeadm stand-in tests above (~9 min)")
 def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
-    """`pytest --target` with `disposable: true` on the kubeadm stand-in runs the self-healing, leader-election and
-    etcd suites through SSH (kills, holds, partitions) and every scenario passes; only those needing what a remote
-    target lacks (rewriting etcd's data) are skipped, by name."""
+    """`pytest --target` with `disposable: true` on the kubeadm stand-in runs the self-healing, leader-election,
+    etcd and static-pod suites through SSH (kills, holds, partitions, a corrupted manifest) and every scenario
+    passes; only those needing what a remote target lacks (rewriting etcd's data, powering a node off) are
+    skipped, by name."""
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
     with kind_standin(cluster, tmp_path / "standin") as standin:
         inventory = standin.write(limits={"max_faults_at_once": 3})  # the without-quorum scenario holds two members
@@ -440,8 +463,8 @@ def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_c
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     skipped = [line for line in output.splitlines() if line.startswith("SKIPPED")]
-    assert all("etcd-data" in line for line in skipped), skipped
-    assert "12 passed" in output.splitlines()[-1], output[-2000:]
+    assert all("etcd-data" in line or "node-power" in line for line in skipped), skipped
+    assert "15 passed" in output.splitlines()[-1], output[-2000:]
 
 
 NODE_CHECKS = Selection(("scenarios/conformance/test_nodes.py",))

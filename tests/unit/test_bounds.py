@@ -6,6 +6,7 @@ import pytest
 from harness.objectives.bounds import UPSTREAM, leader_failover_bound_s
 from harness.objectives.catalog import MEASURES, configured_bound
 from harness.objectives.measurement import Measurement
+from harness.errors import Unsupported
 from harness.scenario import allowed_s
 from harness.topology import HealthCheck, LeaderElection
 from tests.unit.conftest import fake_target
@@ -62,3 +63,27 @@ def test_a_measurement_with_its_measures_bound_says_how_the_bound_derives_unless
     assert Measurement("lb_detection_s", 3.0, bound=14.5, bound_source="a cut from etcd").bound_source == \
         "a cut from etcd"
     assert Measurement("etcd_leader_change_s", 1.2).bound_source == ""  # no bound, nothing to explain
+
+
+class UnstatedBalancer(UncheckedBalancer):
+    """Someone else's load balancer whose inventory does not say how it checks (the remote target's refusal)."""
+
+    def load_balancer_check(self) -> HealthCheck | None:
+        raise Unsupported("the inventory does not say how the load balancer checks the apiservers", "state it")
+
+
+def test_a_load_balancer_whose_checks_nobody_stated_is_waited_for_by_the_objective():
+    assert allowed_s("lb_detection_hung_s", UnstatedBalancer()) == MEASURES["lb_detection_hung_s"].default
+
+
+def test_kinds_balancer_promises_the_detection_the_static_pod_suite_waited_for():
+    """kind's Envoy check (2 s, 3 s, fall 2) as the kind target states it: the hung detection bound is the wait the
+    static-pod suite used before it asked the target (KIND_LB_DETECTION_S)."""
+    from harness.thresholds import KIND_LB_DETECTION_S, KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S
+
+    class KindBalancer(UncheckedBalancer):
+        def load_balancer_check(self) -> HealthCheck:
+            return HealthCheck(path="/readyz", interval_s=KIND_LB_INTERVAL_S, timeout_s=KIND_LB_TIMEOUT_S,
+                               fall=KIND_LB_FALL, rise=1)
+
+    assert allowed_s("lb_detection_hung_s", KindBalancer()) == pytest.approx(KIND_LB_DETECTION_S)

@@ -95,6 +95,18 @@ def test_destructive_scenarios_run_only_on_a_disposable_remote_target_whose_comp
     assert get("process").destructive_refusal(get("process").load_topology(ROOT / "clusters" / "ha3.yaml")) is None
 
 
+def test_the_static_pod_suite_is_offered_where_the_inventory_says_the_apiserver_is_a_static_pod(tmp_path):
+    from harness.target.capabilities import Capability
+
+    remote = get("remote")
+    data = example()  # the apiserver a static pod
+    assert remote.lacks(Capability.STATIC_PODS, topology=load_inventory(usable(tmp_path, data))) is None
+    data["components"]["kube-apiserver"] = {"runs_as": "systemd", "unit": "kube-apiserver.service"}
+    reason = remote.lacks(Capability.STATIC_PODS, topology=load_inventory(usable(tmp_path, data)))
+    assert reason.startswith("it needs static-pods (") and "kube-apiserver runs as systemd" in reason, reason
+    assert remote.lacks(Capability.NODE_POWER, topology=load_inventory(usable(tmp_path, data)))  # the power loss
+
+
 def test_target_takes_no_backend_or_topology(tmp_path):
     result = collect_only("scenarios/etcd", "--target", str(tmp_path / "inventory.yaml"), "--backend", "kind")
     assert result.returncode != 0 and "--target names a cluster Quorum did not build" in result.stderr, result.stderr

@@ -21,6 +21,8 @@ from harness.inventory.load import load_inventory, local_path
 from harness.inventory.model import Inventory
 from harness.run.state import RunState
 from harness.target.backend import Backend, Say
+from harness.target.capabilities import Capability
+from harness.topology import Component
 
 if TYPE_CHECKING:
     from harness.faults.sweep import HealReport
@@ -55,6 +57,16 @@ class RemoteBackend(Backend):
 
     def load_topology(self, path: Path) -> Inventory:
         return load_inventory(path)
+
+    def topology_lacks(self, topology: Inventory, *needed: Capability) -> str | None:
+        """Someone else's control plane is kubeadm's static pods only where the inventory says its kube-apiserver
+        runs as one (the static-pod suite kills it, corrupts its manifest and waits for its kubelet)."""
+        apiserver = topology.components.get(Component.APISERVER)
+        if Capability.STATIC_PODS in needed and (apiserver is None or apiserver.runs_as != "static-pod"):
+            how = apiserver.runs_as if apiserver is not None else "not described"
+            return (f"it needs {Capability.STATIC_PODS.value} ({Capability.STATIC_PODS.meaning}); {topology.name}'s "
+                    f"inventory says kube-apiserver runs as {how}")
+        return None
 
     def describe(self, topology: Inventory) -> dict[str, str]:
         return {"target": topology.name, "api_endpoint": topology.api_endpoint,

@@ -68,9 +68,10 @@ class RemoteTarget(Target):
     # over SSH; holds and overrides need a keeper the inventory names (a plain process has none: Unsupported at the
     # call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc;
     # iperf3 is the owner's (tool_path: one missing on a host is Unsupported, named with the host); its nodes are
-    # read through the API (a cluster without kubelets skips those checks, naming what it lacks)
+    # read through the API (a cluster without kubelets skips those checks, naming what it lacks); its control plane
+    # is static pods where the inventory says so (RemoteBackend.topology_lacks)
     CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS,
-                              Capability.HOST_BANDWIDTH, Capability.NODES})
+                              Capability.HOST_BANDWIDTH, Capability.NODES, Capability.STATIC_PODS})
     NETWORK = OwnersLinks
 
     def describe(self) -> dict[str, str]:
