@@ -421,6 +421,15 @@ THROUGH_AN_INVENTORY = Selection(("scenarios/self_healing", "scenarios/leader_el
                                  markers="not nightly",
                                  deselect=("scenarios/self_healing/test_self_healing.py::"
                                            "test_a_killed_component_comes_back[haproxy]",))
+def scenarios_through(inventory: Path, tmp_path: Path, *selection: str, timeout_s: float = 900.0) -> tuple[int, str]:
+    """`pytest SELECTION --target INVENTORY` as a user runs it on the stand-in: its exit code and output."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *selection, f"--target={inventory}", f"--run-dir={tmp_path / 'run'}",
+         f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider", "-q", "--no-header", "-rA",
+         "--tb=short"], cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+    return result.returncode, result.stdout + result.stderr
+
+
 # presubmit's proof of the static-pod suite's target path: its first scenario through the same inventory
 KILLED_STATIC_POD = Selection(("scenarios/static_pods/test_static_pods.py::"
                                "test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",))
@@ -434,13 +443,8 @@ def test_a_killed_static_pod_is_judged_through_an_inventory_of_this_cluster(kind
     kubelet within the budget the kubelet's back-off promises, judged through SSH and the API."""
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
     with kind_standin(cluster, tmp_path / "standin") as standin:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", *KILLED_STATIC_POD.pytest_args(), f"--target={standin.inventory}",
-             f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
-             "-q", "--no-header", "-rA", "--tb=short"],
-            cwd=ROOT, capture_output=True, text=True, timeout=900)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0 and "1 passed" in output.splitlines()[-1], output[-4000:]
+        code, output = scenarios_through(standin.inventory, tmp_path, *KILLED_STATIC_POD.pytest_args())
+    assert code == 0 and "1 passed" in output.splitlines()[-1], output[-4000:]
 
 
 @passes("remote", THROUGH_AN_INVENTORY)
@@ -478,13 +482,8 @@ def test_the_node_checks_pass_through_an_inventory_of_this_cluster(kind_cluster,
     the controllers only: the workers are found through the API)."""
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
     with kind_standin(cluster, tmp_path / "standin") as standin:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", *NODE_CHECKS.pytest_args(), f"--target={standin.write(disposable=False)}",
-             f"--run-dir={tmp_path / 'run'}", f"--history-dir={tmp_path / 'histories'}", "-p", "no:cacheprovider",
-             "-q", "--no-header", "-rA", "--tb=short"],
-            cwd=ROOT, capture_output=True, text=True, timeout=600)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
+        code, output = scenarios_through(standin.write(disposable=False), tmp_path, *NODE_CHECKS.pytest_args())
+    assert code == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
 
 
 def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True) -> str:
