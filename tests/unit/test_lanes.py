@@ -30,14 +30,17 @@ def test_every_twins_tests_run_in_one_lane(deep):
     assert not split, f"twins whose tests are in both lanes: {split}"
 
 
-def test_the_deep_tier_moves_only_kind_twins_to_the_process_lane():
-    """The deep tier's lanes differ from presubmit's only by the kind twins that balance them (tests/conftest.py)."""
-    from tests.conftest import DEEP_PROCESS_LANE_TWINS
+def test_the_deep_tier_moves_only_the_twins_that_balance_its_lanes():
+    """The deep tier's lanes differ from presubmit's only by the kind twins moved to the process lane and the process
+    twins moved to the background lane (tests/conftest.py), each out of the docker lane."""
+    from tests.conftest import DEEP_BACKGROUND_TWINS, DEEP_PROCESS_LANE_TWINS
 
     presubmit, deep = twin_lanes(), twin_lanes(deep=True)
     moved = {twin for twin in presubmit if presubmit[twin] != deep[twin]}
-    assert moved == DEEP_PROCESS_LANE_TWINS and all(twin.startswith("kind-") for twin in moved)
-    assert all(presubmit[twin] == {"docker"} and deep[twin] == {"process"} for twin in moved)
+    assert moved == DEEP_PROCESS_LANE_TWINS | DEEP_BACKGROUND_TWINS
+    assert all(twin.startswith("kind-") for twin in DEEP_PROCESS_LANE_TWINS)
+    assert all(presubmit[twin] == {"docker"} and deep[twin] == {"process"} for twin in DEEP_PROCESS_LANE_TWINS)
+    assert all(presubmit[twin] == {"docker"} and deep[twin] == {"background"} for twin in DEEP_BACKGROUND_TWINS)
 
 
 def test_kind_and_docker_tests_share_the_docker_lane_and_so_do_the_load_twins_and_the_hollow_node_load():
@@ -115,11 +118,12 @@ def test_the_background_lanes_twins_are_failure_proofs_of_the_process_backend_an
     from tests.conftest import BACKGROUND, early_twins, twin_of
     from tests.integration.test_defect_twins import OBJECTIVE_TWINS
 
-    early = early_twins()
     loads = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
-    assert early and not early & (OBJECTIVE_TWINS | loads)
-    assert not any(twin.startswith("kind-") for twin in early)
-    assert {twin for twin, lanes in twin_lanes().items() if "background" in lanes} == early
+    for deep in (False, True):
+        early = early_twins(deep)
+        assert early and not early & (OBJECTIVE_TWINS | loads)
+        assert not any(twin.startswith("kind-") for twin in early)
+        assert {twin for twin, lanes in twin_lanes(deep).items() if "background" in lanes} == early
     # pytest collects tests/integration before tests/unit, and files by name
     assert all(TWINS.rsplit("/", 1)[1] < name.rsplit("/", 1)[1] for name in BACKGROUND if name.startswith("integration/"))
     assert twin_of(f"{TWINS}::test_the_suite_fails_on_its_broken_twin[etcd-2-members]") == "etcd-2-members"
