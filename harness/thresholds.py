@@ -9,7 +9,7 @@ allowance (start-up times), the measurement is in docs/benchmarks.md and the mar
 from __future__ import annotations
 
 from harness.checkpointer import agent as checkpointer_agent
-from harness.topology import Component, EtcdSettings, Topology
+from harness.topology import Component, EtcdSettings, HealthCheck, Topology
 
 # ANCHORS: ClusterLoader2 API availability measurement threshold.
 AVAILABILITY_PCT = 99.5
@@ -80,10 +80,10 @@ def lb_detection_s(topology: Topology) -> float:
     return topology.load_balancer.health_check.detection_s
 
 
-def lb_rise_s(topology: Topology) -> float:
-    """ANCHORS: and back up after `rise` passing checks."""
-    check = topology.load_balancer.health_check
-    return check.interval_s * check.rise
+def lb_rise_s(check: HealthCheck | None) -> float:
+    """ANCHORS: and back up after `rise` passing checks; a load balancer that checks nothing (None) sends clients
+    to a backend as soon as it accepts them."""
+    return 0.0 if check is None else check.interval_s * check.rise
 
 
 def etcd_election_s(etcd: EtcdSettings) -> float:

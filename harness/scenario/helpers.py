@@ -161,6 +161,36 @@ def watching_lb_marks_down(cluster: Target, history: History, server: str, timeo
         watcher.join(timeout_s + up_within_s + 5.0)
 
 
+def wait_routed_around(history: History, server: str, timeout_s: float) -> float | None:
+    """Seen from outside, during a fault: until new connections through the load balancer stopped reaching `server`
+    (lb_routed_around passes, with no bound of its own: the scenario judges the time); the monotonic time the last
+    one that reached it or failed was opened, or None when that was not seen within `timeout_s`."""
+    from harness.checkers.lb import lb_routed_around
+
+    def routed_at() -> float | None:
+        verdict = lb_routed_around(history, server=server, max_s=float("inf"))
+        took = verdict.figures.get("routed_around_s")
+        return history.fault_windows()[0][0] + took if verdict.passed and took is not None else None
+
+    return until(routed_at, timeout_s, 0.2).value
+
+
+@contextlib.contextmanager
+def watching_lb_takes_out(cluster: Target, history: History, server: str, timeout_s: float,
+                          up_within_s: float) -> Iterator[Callable[[], float | None]]:
+    """The moment the load balancer took `server` out of rotation during the fault the block applies: its own view
+    (watching_lb_marks_down) where its admin interface is reachable, else what clients meet (wait_routed_around,
+    with harness/monitors/lb_routes.py probing). Yields a function that waits for it (None: not within
+    `timeout_s`)."""
+    from harness.target.capabilities import Capability
+
+    if Capability.LB_ADMIN in cluster.capabilities():
+        with watching_lb_marks_down(cluster, history, server, timeout_s, up_within_s) as marked_down_at:
+            yield marked_down_at
+        return
+    yield lambda: wait_routed_around(history, server, timeout_s)
+
+
 def wait_seen_in_rotation(history: History, server: str, timeout_s: float) -> None:
     """Until a new connection through the load balancer reached `server` (harness/monitors/lb_routes.py), so that a
     fault starts from it in rotation and lb_routed_around has seen it there; a ClusterError when none does."""
@@ -233,6 +263,19 @@ def allowed_s(name: str, cluster: Target) -> float:
     if objective is None:  # only a measure kept per subject has none, and none of those is judged this way
         raise ValueError(f"{name} is kept per subject: allowed_s cannot say which subject's objective applies")
     return objective
+
+
+def lb_takes_back_s(cluster: Target) -> float:
+    """How long the load balancer takes to send clients to an apiserver again once it is ready: its checks' rise as
+    the configuration states them (harness/thresholds.py), or, where the configuration is someone else's and says
+    nothing (an inventory without load_balancer.health_check), the lb_detection_s objective: the time the user
+    needs a balancer to act in, so a slower one fails the availability that follows rather than the wait."""
+    from harness.thresholds import lb_rise_s
+
+    try:
+        return lb_rise_s(cluster.load_balancer_check())
+    except Unsupported:
+        return active().for_measure("lb_detection_s")
 
 
 def explain_all(verdicts: list[Verdict]) -> str:

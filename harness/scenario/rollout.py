@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from harness.faults import ModifyFlags, Nemesis
 from harness.faults.component import ComponentFault
 from harness.target.protocol import HostRole, Target, split_id
-from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, lb_rise_s
+from harness.scenario.helpers import lb_takes_back_s
+from harness.thresholds import AVAILABILITY_MIN_WINDOW_S
 from harness.topology import Component
 from harness.wait import eventually
 
@@ -123,5 +124,5 @@ def roll_back(cluster: Target, nemesis: Nemesis, result: RolloutResult, *, ready
 def settle(cluster: Target, prober) -> None:
     """After a rolling change, before judging: the LB has seen the last restarted apiserver up (its rise checks),
     and the prober's availability window is long enough to judge."""
-    time.sleep(lb_rise_s(cluster.topology) + 1)
+    time.sleep(lb_takes_back_s(cluster) + 1)
     time.sleep(max(0.0, prober.started_at + AVAILABILITY_MIN_WINDOW_S - time.monotonic()))

@@ -7,6 +7,7 @@ test_defect_twins.py), a paused node is frozen until healed, and `down` leaves n
 bandwidth and the kind suites run `alone` after the parallel lanes of ./run.sh tests (tests/conftest.py), on the
 cluster the docker lane hands over (tests/integration/handoff.py)."""
 
+import contextlib
 import http.client
 import math
 import ipaddress
@@ -14,6 +15,7 @@ import ssl
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -415,9 +417,10 @@ def test_a_kubeadm_cluster_reached_by_its_inventory_is_held_and_overridden_over_
 
 # the destructive suites through the stand-in's inventory; the haproxy kill is not a redundancy test with one
 # balancer (test_scenarios_on_ha3.py's NOT_ON_HA3) and the timing sweep runs only in the nightly profile
-# and the static-pod suite's (its power loss needs node-power, which a target lacks: skipped by name)
+# and the static-pod suite's (its power loss needs node-power, which a target lacks: skipped by name), and the flag
+# suite's, through the static pods' manifests with the balancer timed from outside
 THROUGH_AN_INVENTORY = Selection(("scenarios/self_healing", "scenarios/leader_election", "scenarios/etcd",
-                                  "scenarios/static_pods"),
+                                  "scenarios/static_pods", "scenarios/apiserver_flags"),
                                  markers="not nightly",
                                  deselect=("scenarios/self_healing/test_self_healing.py::"
                                            "test_a_killed_component_comes_back[haproxy]",))
@@ -514,7 +517,7 @@ SELF_HEALING = "scenarios/self_healing/test_self_healing.py::test_a_killed_compo
 LEADERS = "scenarios/leader_election/test_leader_election.py"
 ETCD = "scenarios/etcd/test_etcd_quorum.py"
 LEASE_HOLDERS = ("kube-controller-manager", "kube-scheduler")
-# CI's kind smoke: two scenarios of the kind-only static-pod suite (a killed static pod, a corrupted manifest). Every kind target operation the other suites use is proven on this
+# CI's kind smoke: two scenarios of the kind-only static-pod suite (a killed static pod, a corrupted manifest) and a bad flag. Every kind target operation the other suites use is proven on this
 # cluster by test_the_target_protocol_holds_on_kind and test_a_crashed_member_...: signals, pauses, holds, partitions,
 # the lease holders and the etcd leader read with kubeadm's client pair (the pair the lease watcher and the etcd
 # writer connect with; their reads and writes are the same on every backend), and the conformance run reads etcd's
@@ -523,9 +526,13 @@ LEASE_HOLDERS = ("kube-controller-manager", "kube-scheduler")
 # kubelet's back-off, the killed and the paused leader, the partitioned and the killed etcd leader, etcd's TLS
 # (`pytest scenarios --backend kind` runs all).
 STATIC_POD_SUITE = "scenarios/static_pods/test_static_pods.py"
+FLAG_SUITE = "scenarios/apiserver_flags/test_flag_corruption.py"
+# and one of the flag suite: a bad flag through the static pod's manifest, the balancer timed from outside (kind's
+# has no admin socket)
+BAD_FLAG = f"{FLAG_SUITE}::test_one_apiserver_with_a_bad_flag_is_routed_around[unknown-flag]"
 KIND_SMOKE = (f"{STATIC_POD_SUITE}::test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",
               f"{STATIC_POD_SUITE}::test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restoring_it_"
-              "brings_it_back")
+              "brings_it_back", BAD_FLAG)
 KIND_DEEP = (
     # the static-pod suite's two others (~3 min alone): a partitioned node, every node's power lost at once
     f"{STATIC_POD_SUITE}::test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins",
@@ -534,6 +541,12 @@ KIND_DEEP = (
     f"{ETCD}::test_members_use_tls_on_peer_and_client_urls",
     f"{ETCD}::test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes",
     *(f"{SELF_HEALING}[{c}]" for c in LEASE_HOLDERS),
+    # the flag suite's others: two more bad flags, the rolling bad and good changes, a hung apiserver
+    *(f"{FLAG_SUITE}::test_one_apiserver_with_a_bad_flag_is_routed_around[{c}]"
+      for c in ("wrong-etcd-endpoint", "missing-certificate")),
+    f"{FLAG_SUITE}::test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back",
+    f"{FLAG_SUITE}::test_a_rolling_good_change_reaches_every_apiserver_without_an_outage",
+    f"{FLAG_SUITE}::test_a_hung_apiserver_is_taken_out_of_rotation",
     *(f"{LEADERS}::test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes[{c}]"
       for c in LEASE_HOLDERS),
     # last: after a member was held down, the cluster takes about 2 minutes to be wholly Ready again (that node's
@@ -618,12 +631,11 @@ def _reason(twin: str) -> str:
     return next(reason for name, _, _, reason in CASES if name == twin)
 
 
-@fails("kind", Selection(("scenarios/static_pods/test_static_pods.py",), keyword="corrupted"), "kind-lb-no-health-check")
-def test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario(kind_cluster, tmp_path):
-    """The twin kind-lb-no-health-check on this cluster (its own build is the nightly re-proof): with the load
-    balancer's health checks removed and one connect attempt per client, as the twin's build configures it, the
-    scenario that takes one apiserver away fails for the twin's reason; then the balancer is as it was (the alone
-    phase's suites judge this cluster after the lanes)."""
+@contextlib.contextmanager
+def health_checks_removed(kind_cluster) -> Iterator[None]:
+    """The twin kind-lb-no-health-check's load balancer on this cluster, as its build configures it (no health
+    checks, one connect attempt per client), then the balancer as it was (the alone phase's suites judge this
+    cluster after the lanes)."""
     twin = load_kind_topology(ROOT / "clusters" / "defects" / "kind-lb-no-health-check.yaml")
     assert twin.defects.lb_without_health_checks
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
@@ -632,12 +644,36 @@ def test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted
     cluster.replace_file(balancer, load_balancer.LB_CDS, load_balancer.without_health_checks(cds))
     cluster.replace_file(balancer, load_balancer.LB_LDS, load_balancer.configured_lds(lds, twin.load_balancer))
     try:
-        output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/static_pods/test_static_pods.py",
-                                 "-k", "corrupted", passing=False)
+        yield
     finally:
         cluster.replace_file(balancer, load_balancer.LB_CDS, cds)
         cluster.replace_file(balancer, load_balancer.LB_LDS, lds)
+
+
+@fails("kind", Selection(("scenarios/static_pods/test_static_pods.py",), keyword="corrupted"), "kind-lb-no-health-check")
+def test_the_same_cluster_with_its_lbs_health_checks_removed_fails_the_corrupted_manifest_scenario(kind_cluster, tmp_path):
+    """The twin kind-lb-no-health-check on this cluster (its own build is the nightly re-proof): the scenario that
+    takes one apiserver away fails for the twin's reason."""
+    with health_checks_removed(kind_cluster):
+        output = run_kind_suites(kind_cluster, tmp_path / "histories", "scenarios/static_pods/test_static_pods.py",
+                                 "-k", "corrupted", passing=False)
     assert _reason("kind-lb-no-health-check") in output, output[-4000:]
+
+
+HUNG_APISERVER = f"{FLAG_SUITE}::test_a_hung_apiserver_is_taken_out_of_rotation"
+
+
+@fails("kind", Selection((BAD_FLAG, HUNG_APISERVER)), "kind-lb-no-health-check")
+@pytest.mark.deep("the process twin lb-no-health-check fails the same scenarios' outside view in presubmit; this "
+                  "fails them through kind's balancer with its health checks removed (~3 min)")
+def test_the_same_cluster_with_its_lbs_health_checks_removed_keeps_sending_clients_to_a_broken_apiserver(
+        kind_cluster, tmp_path):
+    """With no health checks kind's balancer never takes out an apiserver with a bad flag, nor a hung one: new
+    connections, seen from outside, keep reaching it and failing, in both scenarios."""
+    with health_checks_removed(kind_cluster):
+        output = run_kind_suites(kind_cluster, tmp_path / "histories", BAD_FLAG, HUNG_APISERVER, passing=False)
+    assert "2 failed" in output.splitlines()[-1], output[-4000:]
+    assert output.count("[lb-routing: fail]") >= 2 and "still reached" in output, output[-4000:]
 
 
 @pytest.mark.alone  # the cluster's last test, also when the lanes hand it to the alone phase (it takes it down)

@@ -237,3 +237,36 @@ def test_a_fault_waits_until_its_apiserver_is_seen_in_rotation_and_says_where_co
     with pytest.raises(ClusterError) as never:
         wait_seen_in_rotation(seen, "c3", 0.3)
     assert "reached c3" in never.value.problem and "they reached: c1, c2" in never.value.problem
+
+
+def test_the_moment_clients_stopped_reaching_an_apiserver_is_waited_for_from_outside_and_none_when_never_seen():
+    """A target without the balancer's admin socket times the balancer by this (harness/scenario/helpers.py)."""
+    from harness.scenario.helpers import wait_routed_around
+
+    before = rotation(0.0, 5.0, ["c1", "c2", "c3"])
+    failing = [(5.0 + 0.1 * i, None if i % 3 == 0 else "c2") for i in range(30)]
+    after = rotation(8.0, 12.0, ["c2", "c3"])
+    routed = history_of(before + failing + after, fault=(5.0, 12.0))
+    assert wait_routed_around(routed, "c1", 1.0) == pytest.approx(7.7, abs=0.01)  # the fault's start + 2.7 s
+    still = history_of(before + rotation(5.0, 12.0, ["c1", "c2", "c3"]), fault=(5.0, 12.0))
+    assert wait_routed_around(still, "c1", 0.3) is None  # still in rotation: not taken out within the time
+
+
+def test_the_balancer_takes_an_apiserver_back_after_its_rise_checks_or_at_once_when_it_checks_nothing():
+    from harness.objectives.policy import active
+    from harness.scenario.helpers import lb_takes_back_s
+    from harness.target.protocol import Unsupported
+    from harness.topology import HealthCheck
+
+    class Stated:
+        def __init__(self, check):
+            self.check = check
+
+        def load_balancer_check(self):
+            if self.check == "unstated":
+                raise Unsupported("the inventory does not say how the load balancer checks the apiservers", "")
+            return self.check
+
+    assert lb_takes_back_s(Stated(HealthCheck(interval_s=2.0, rise=2))) == 4.0
+    assert lb_takes_back_s(Stated(None)) == 0.0
+    assert lb_takes_back_s(Stated("unstated")) == active().for_measure("lb_detection_s")
