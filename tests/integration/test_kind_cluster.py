@@ -433,21 +433,26 @@ def scenarios_through(inventory: Path, tmp_path: Path, *selection: str, timeout_
     return result.returncode, result.stdout + result.stderr
 
 
-# presubmit's proof of the static-pod suite's target path: its first scenario through the same inventory
-KILLED_STATIC_POD = Selection(("scenarios/static_pods/test_static_pods.py::"
-                               "test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",))
+# presubmit's proof of the static-pod and flag suites' target path: the first scenario of each through the same
+# inventory (the flag suite times the balancer from outside there: an inventory's balancer has no admin socket)
+THROUGH_AN_INVENTORY_SMOKE = Selection((
+    "scenarios/static_pods/test_static_pods.py::test_a_killed_apiserver_static_pod_is_restarted_by_the_kubelet",
+    "scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_flag_is_routed_around"
+    "[unknown-flag]"))
 
 
-@passes("remote", KILLED_STATIC_POD)
+@passes("remote", THROUGH_AN_INVENTORY_SMOKE)
 @pytest.mark.alone  # as the kind suites: a verdict on the cluster, not on the other lane's load
-def test_a_killed_static_pod_is_judged_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
+def test_a_killed_static_pod_and_a_bad_flag_are_judged_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
     """`pytest --target` with `disposable: true` on the kubeadm stand-in: the inventory says kube-apiserver runs as
     a static pod, so the static-pod suite runs there; its apiserver killed over SSH is started again by the node's
-    kubelet within the budget the kubelet's back-off promises, judged through SSH and the API."""
+    kubelet within the budget the kubelet's back-off promises, judged through SSH and the API. Then a bad flag
+    written into one apiserver's manifest over SSH: the balancer, timed from outside, stops sending new clients to
+    it, and the restored manifest brings it back."""
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
     with kind_standin(cluster, tmp_path / "standin") as standin:
-        code, output = scenarios_through(standin.inventory, tmp_path, *KILLED_STATIC_POD.pytest_args())
-    assert code == 0 and "1 passed" in output.splitlines()[-1], output[-4000:]
+        code, output = scenarios_through(standin.inventory, tmp_path, *THROUGH_AN_INVENTORY_SMOKE.pytest_args())
+    assert code == 0 and "2 passed" in output.splitlines()[-1], output[-4000:]
 
 
 @passes("remote", THROUGH_AN_INVENTORY)

@@ -5,7 +5,6 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from harness.components import haproxy
 from harness.components.base import Layout
 from harness.clients.haproxy_admin import MAX_SOCKET_PATH, admin_command, check_socket_path, is_down, server_states
 from harness.topology import load_topology
+from harness.wait import until
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
 
@@ -109,6 +109,14 @@ def test_the_admin_socket_of_a_run_directory_as_deep_as_pytests_fits():
 
 
 @pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (quorum toolchain install)")
+def answer_of(path: Path) -> dict[str, str] | None:
+    """The server states on the admin socket at `path`, or None while nothing listens there yet."""
+    try:
+        return server_states(path)
+    except ClusterError:
+        return None
+
+
 def test_a_server_listed_disabled_is_taken_into_rotation_and_out_again_without_a_restart(tmp_path):
     """What a scale does on the load balancer (harness/backends/process/membership.py): a real HAProxy whose config
     lists a spare host's server `disabled` (MAINT), enabled and disabled on its admin socket; a name it does not know
@@ -121,10 +129,8 @@ def test_a_server_listed_disabled_is_taken_into_rotation_and_out_again_without_a
     proxy = subprocess.Popen([shutil.which("haproxy"), "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert server_states(path) == {"c1": "no check", "c4": "MAINT"}
+        # the socket's file exists from its bind, before HAProxy listens on it: wait for an answer, not the file
+        assert until(lambda: answer_of(path), 10.0, 0.05).value == {"c1": "no check", "c4": "MAINT"}
         admin_command(path, "enable server apiservers/c4")
         assert server_states(path)["c4"] == "no check"
         admin_command(path, "disable server apiservers/c4")
