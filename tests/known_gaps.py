@@ -86,6 +86,13 @@ KNOWN_GAPS: list[KnownGap] = [
                                "scenarios/static_pods/test_static_pods.py::test_a_control_plane_node_partitioned_*"),
              "kind's twins plant few defects in kubeadm's configuration (kind-kubeadm-defaults fails three checks, kind-control-plane-unguarded two)",
              "#53 (kubeadm twins with the defect planted through kubeadm's own configuration)"),
+    *(KnownGap(backend, "passes", ("scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_"
+                                   "bad_flag_is_routed_around[wrong-etcd-endpoint]",
+                                   "scenarios/apiserver_flags/test_flag_corruption.py::test_a_rolling_good_change_*"),
+               "both fail on clusters/kind.yaml (docs/backends.md), and so are left out of the runs through its "
+               "inventory: the rollout's readiness wait leaves out the kubelet's pickup of a changed manifest, and "
+               "the wrong etcd endpoint's steady window met 99.0 %", "#53 (the flag suite on static-pod keepers)")
+      for backend in ("kind", "remote")),
     KnownGap("kind", "fails", ("scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_"
                                "flag_is_routed_around[wrong-etcd-endpoint]",
                                "scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_"
