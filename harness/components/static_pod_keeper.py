@@ -13,8 +13,8 @@ from harness.clients.kubeapi import PodRestarts
 from harness.components.static_pod import CRASH_LOOP, Host, StaticPods
 from harness.errors import ClusterError
 from harness.target.keeper import Keeper
-from harness.thresholds import (crash_loop_return_s, held_manifest_return_s, kubelet_back_off_reset_in_s,
-                                static_pod_restart_budget_s)
+from harness.thresholds import (KUBELET_MANIFEST_PICKUP_S, crash_loop_return_s, held_manifest_return_s,
+                                kubelet_back_off_reset_in_s, static_pod_restart_budget_s)
 from harness.topology import Component
 
 # the newest container log of the pod <name>-<node> as the kubelet keeps it; the names are arguments, never script
@@ -24,6 +24,8 @@ LOG_TAIL = 'ls -t /var/log/pods/kube-system_"$1"-"$2"_*/"$1"/*.log 2>/dev/null |
 class StaticPodKeeper(Keeper):
     """`pod_restarts(host)`: the component's pod there as the API reports it; `node_name(host)`: the kubelet's
     name for the host (its pods are named <component>-<node name>)."""
+
+    override_applied_within_s = KUBELET_MANIFEST_PICKUP_S  # the kubelet's file check, then its relist
 
     def __init__(self, hosts: Host, pods: StaticPods, component: Component,
                  pod_restarts: Callable[[str], PodRestarts], node_name: Callable[[str], str]) -> None:

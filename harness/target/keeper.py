@@ -18,6 +18,9 @@ class Keeper(ABC):
     """One component's keeper on every host that runs it; hosts are named as the target names them."""
 
     component: Component
+    # how long an override may take before the keeper acts on it (a kubelet picks a changed manifest up on its own
+    # schedule): a wait for the changed component adds it to the component's own start-up allowance
+    override_applied_within_s: float = 0.0
 
     @abstractmethod
     def hold(self, host: str, signal: str = "SIGKILL") -> None:

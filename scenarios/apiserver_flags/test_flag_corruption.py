@@ -74,6 +74,12 @@ def judged_detection(cluster, history, server: str, max_s: float, measure: str) 
     return [routing], from_verdict(measure, routing, "routed_around_s", bound=bound)
 
 
+def changed_ready_within_s(cluster) -> float:
+    """How long a changed apiserver has to be ready: its start-up allowance, after its keeper applied the change
+    (a kubelet picks a changed manifest up on its own schedule)."""
+    return cluster.keeper(Component.APISERVER).override_applied_within_s + STARTUP_ALLOWANCE_S[Component.APISERVER]
+
+
 STEADY_S = 10.0
 # a healthy cluster's apiserver is UP in the LB already (the cluster guard sees to it): this only bounds the wait
 UP_WITHIN_S = STARTUP_ALLOWANCE_S[Component.APISERVER]
@@ -142,7 +148,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     with watching_lb_takes_out(cluster, history, first, timeout_s=detection_max_s + 5.0,
                                up_within_s=UP_WITHIN_S) as taken_out_at:
         result = rolling_flag_change(cluster, nemesis, {"--etcd-servers": unreachable_etcd(cluster)},
-                                     ready_timeout_s=STARTUP_ALLOWANCE_S[Component.APISERVER])
+                                     ready_timeout_s=changed_ready_within_s(cluster))
         marked_down = taken_out_at()
     time.sleep(lb_takes_back_s(cluster) + 1)
     observe_at_least(rolling_change_prober)
@@ -169,7 +175,7 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
     that each restart's cost of about one request per long-lived connection fits the budget). New connections,
     which the LB routes one by one, are judged on their own too (>= 99.5 %): the LB's health checks must take a
     stopping apiserver out before it stops (its shutdown delay) and keep its successor out until it is ready."""
-    ready_timeout_s = STARTUP_ALLOWANCE_S[Component.APISERVER]
+    ready_timeout_s = changed_ready_within_s(cluster)
     result = rolling_flag_change(cluster, nemesis, {"--max-requests-inflight": "300"}, ready_timeout_s=ready_timeout_s)
     changed = list(result.changed)
     time.sleep(lb_takes_back_s(cluster) + 1)

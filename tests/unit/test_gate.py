@@ -219,7 +219,7 @@ def test_the_kind_policy_needs_what_gate_yaml_needs_of_the_suites_kind_can_run()
     suites = {path.name for path in (ROOT / "scenarios").iterdir() if list(path.glob("test_*.py"))}
     assert set(kind.required_suites) <= suites
     # left out: the suites whose every scenario needs hollow nodes or another release's binaries on the hosts, and
-    # the flag suite until its wrong etcd endpoint and rolling good change pass on kind; static_pods is kind's
+    # the flag suite until its wrong etcd endpoint passes reliably on kind; static_pods is kind's
     assert set(main.required_suites) - set(kind.required_suites) == {"apiserver_flags", "lifecycle", "load"}
     assert set(kind.required_suites) - set(main.required_suites) == {"static_pods"}
 

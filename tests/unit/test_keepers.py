@@ -54,3 +54,15 @@ def test_a_harness_is_alive_while_it_runs_on_this_machine_and_unknown_on_another
     reused = Harness(**{**json.loads(json.dumps(Harness.this().__dict__)), "start": -1})
     assert reused.pid == os.getpid() and reused.alive() is False  # the same pid, another process
     assert Harness("another-machine", "boot", os.getpid(), 1).alive() is None
+
+
+def test_only_a_kubelet_takes_time_of_its_own_to_act_on_a_changed_command_line():
+    """A wait for a changed component adds this to its start-up allowance (scenarios/apiserver_flags): a kubelet
+    picks a changed manifest up on its own schedule; a supervisor and systemd restart it when told."""
+    from harness.backends.process.supervised_keeper import SupervisedKeeper
+    from harness.components.static_pod_keeper import StaticPodKeeper
+    from harness.components.systemd_keeper import SystemdKeeper
+    from harness.thresholds import KUBELET_FILE_CHECK_S, KUBELET_MANIFEST_PICKUP_S
+
+    assert StaticPodKeeper.override_applied_within_s == KUBELET_MANIFEST_PICKUP_S > KUBELET_FILE_CHECK_S
+    assert SupervisedKeeper.override_applied_within_s == SystemdKeeper.override_applied_within_s == 0.0
