@@ -94,12 +94,11 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     starts, then because it never becomes ready); the load balancer takes it out of rotation (seen from outside,
     and where its admin interface is reachable marked DOWN there, watched from before the fault) within its
     worst-case detection time (ANCHORS' fall x inter, plus a check in flight and checks that hang), or the
-    lb_detection_s objective where an inventory does not state its checks, and from that moment routes every request
-    around it: the API through
-    the LB is >= 99.5 % available in the steady state that follows (the whole-window figure, which includes the
-    detection time, is reported). New connections, seen from outside (the certificate each handshake meets), stop
-    reaching it or failing within the same time. Heal restores the last good command line and the apiserver is ready
-    again within its start-up allowance."""
+    lb_detection_s objective where an inventory does not state its checks, and from that moment routes every
+    request around it: the API through the LB is >= 99.5 % available in the steady state that follows (the
+    whole-window figure, which includes the detection time, is reported). New connections, seen from outside (the
+    certificate each handshake meets), stop reaching it or failing within the same time. Heal restores the last good
+    command line and the apiserver is ready again within its start-up allowance."""
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]

@@ -427,6 +427,8 @@ THROUGH_AN_INVENTORY = Selection(("scenarios/self_healing", "scenarios/leader_el
                                            # it failed once on kind's static pods (tests/known_gaps.py)
                                            "scenarios/apiserver_flags/test_flag_corruption.py::"
                                            "test_one_apiserver_with_a_bad_flag_is_routed_around[wrong-etcd-endpoint]"))
+
+
 def scenarios_through(inventory: Path, tmp_path: Path, *selection: str, timeout_s: float = 900.0) -> tuple[int, str]:
     """`pytest SELECTION --target INVENTORY` as a user runs it on the stand-in: its exit code and output."""
     result = subprocess.run(
