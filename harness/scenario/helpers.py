@@ -191,6 +191,21 @@ def watching_lb_takes_out(cluster: Target, history: History, server: str, timeou
     yield lambda: wait_routed_around(history, server, timeout_s)
 
 
+def every_client_routed_around_from(cluster: Target, taken_out_at: float | None,
+                                    detection_max_s: float) -> float | None:
+    """From when the load balancer routes every client around the apiserver it took out at `taken_out_at`
+    (watching_lb_takes_out), long-lived connections too: the moment its admin view marked it down, when it also closes
+    that apiserver's connections (close_connections_on_failure). Seen from outside, that moment is not visible: a
+    balancer that tries a refused connection on the next apiserver sends new ones around a stopping apiserver at once,
+    while the connections it already holds stay with it until its checks mark it down, `detection_max_s` later at
+    the latest. None when it was never taken out."""
+    from harness.target.capabilities import Capability
+
+    if taken_out_at is None or Capability.LB_ADMIN in cluster.capabilities():
+        return taken_out_at
+    return taken_out_at + detection_max_s
+
+
 def wait_seen_in_rotation(history: History, server: str, timeout_s: float) -> None:
     """Until a new connection through the load balancer reached `server` (harness/monitors/lb_routes.py), so that a
     fault starts from it in rotation and lb_routed_around has seen it there; a ClusterError when none does."""

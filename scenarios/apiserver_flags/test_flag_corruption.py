@@ -13,7 +13,7 @@ from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario.rollout import roll_back, rolling_flag_change
 from harness.scenario import allowed_s, explain_all, judge, lb_takes_back_s
-from harness.scenario.helpers import wait_seen_in_rotation, watching_lb_takes_out
+from harness.scenario.helpers import every_client_routed_around_from, wait_seen_in_rotation, watching_lb_takes_out
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Unsupported
 from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S
@@ -24,7 +24,10 @@ from harness.scenario.skips import lacks
 # drop-in). The load balancer's detection is timed from outside (harness/monitors/lb_routes.py): when new connections
 # stopped reaching the broken apiserver. Where its admin interface is reachable, the time it marked the apiserver DOWN
 # is the figure and the outside view a second check: a balancer that retries a refused connection elsewhere hides
-# from clients an apiserver it still has in rotation.
+# from clients an apiserver it still has in rotation. For the same reason, seen from outside, the steady state in
+# which every request must be routed around starts the balancer's detection time after new connections stopped
+# reaching the apiserver: the long-lived connections it holds leave only when its checks mark it down
+# (every_client_routed_around_from).
 pytestmark = pytest.mark.requires(Capability.OVERRIDE_ARGS)
 
 
@@ -107,8 +110,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     with (watching_lb_takes_out(cluster, history, host, timeout_s=detection_max_s + 5.0,
                                 up_within_s=UP_WITHIN_S) as taken_out_at,
           nemesis.fault(ModifyFlags(component=f"kube-apiserver@{host}", **bad_flags(cluster)[corruption]))):
-        marked_down = taken_out_at()
-        start = marked_down or time.monotonic()
+        start = every_client_routed_around_from(cluster, taken_out_at(), detection_max_s) or time.monotonic()
         steady = (start, start + STEADY_S)
         time.sleep(max(0.0, steady[1] - time.monotonic()))
         broken_ready = cluster.apiserver(host).ready()
@@ -148,13 +150,13 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
                                up_within_s=UP_WITHIN_S) as taken_out_at:
         result = rolling_flag_change(cluster, nemesis, {"--etcd-servers": unreachable_etcd(cluster)},
                                      ready_timeout_s=changed_ready_within_s(cluster))
-        marked_down = taken_out_at()
+        routed_around = every_client_routed_around_from(cluster, taken_out_at(), detection_max_s)
     time.sleep(lb_takes_back_s(cluster) + 1)
     observe_at_least(rolling_change_prober)
     whole = availability(history, f="api.get")
     detection, detected = judged_detection(cluster, history, first, detection_max_s, "lb_detection_s")
     api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT,
-                       window=(marked_down or started, time.monotonic()))
+                       window=(routed_around or started, time.monotonic()))
     verdicts = judge(history, *detection, api,
                      figures={"changed": result.changed, "failed_on": result.failed_on,
                               "availability_whole_window_pct": whole.figures.get("availability_pct")},
@@ -206,8 +208,7 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
     wait_seen_in_rotation(history, host, UP_WITHIN_S)
     with (watching_lb_takes_out(cluster, history, host, timeout_s=bound + 5.0, up_within_s=UP_WITHIN_S)
           as taken_out_at, nemesis.fault(Pause(component=f"kube-apiserver@{host}"))):
-        marked_down = taken_out_at()
-        start = marked_down or time.monotonic()
+        start = every_client_routed_around_from(cluster, taken_out_at(), bound) or time.monotonic()
         steady = (start, start + STEADY_S)
         time.sleep(max(0.0, steady[1] - time.monotonic()))
     deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]

@@ -270,3 +270,21 @@ def test_the_balancer_takes_an_apiserver_back_after_its_rise_checks_or_at_once_w
     assert lb_takes_back_s(Stated(HealthCheck(interval_s=2.0, rise=2))) == 4.0
     assert lb_takes_back_s(Stated(None)) == 0.0
     assert lb_takes_back_s(Stated("unstated")) == active().for_measure("lb_detection_s")
+
+
+def test_every_client_is_routed_around_when_the_balancer_marks_down_or_seen_from_outside_a_detection_time_later():
+    """Outside, a balancer that retries refused connections elsewhere sends new ones around a stopping apiserver at
+    once, while the connections it holds stay with it until its checks mark it down."""
+    from harness.scenario.helpers import every_client_routed_around_from
+    from harness.target.capabilities import Capability
+
+    class Seen:
+        def __init__(self, *capabilities):
+            self.held = frozenset(capabilities)
+
+        def capabilities(self):
+            return self.held
+
+    assert every_client_routed_around_from(Seen(Capability.LB_ADMIN), 10.0, 12.0) == 10.0
+    assert every_client_routed_around_from(Seen(), 10.0, 12.0) == 22.0
+    assert every_client_routed_around_from(Seen(), None, 12.0) is None
