@@ -86,11 +86,6 @@ KNOWN_GAPS: list[KnownGap] = [
                                "scenarios/static_pods/test_static_pods.py::test_a_control_plane_node_partitioned_*"),
              "kind's twins plant few defects in kubeadm's configuration (kind-kubeadm-defaults fails three checks, kind-control-plane-unguarded two)",
              "#53 (kubeadm twins with the defect planted through kubeadm's own configuration)"),
-    *(KnownGap(backend, "passes", ("scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_"
-                                   "bad_flag_is_routed_around[wrong-etcd-endpoint]",),
-               "it failed once of two runs on clusters/kind.yaml (docs/backends.md: 99.0 % in its steady window), so "
-               "no kind run and no run through its inventory holds it", "#53 (the flag suite on static-pod keepers)")
-      for backend in ("kind", "remote")),
     KnownGap("kind", "fails", ("scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_"
                                "flag_is_routed_around[wrong-etcd-endpoint]",
                                "scenarios/apiserver_flags/test_flag_corruption.py::test_one_apiserver_with_a_bad_"

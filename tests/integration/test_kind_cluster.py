@@ -423,10 +423,7 @@ THROUGH_AN_INVENTORY = Selection(("scenarios/self_healing", "scenarios/leader_el
                                   "scenarios/static_pods", "scenarios/apiserver_flags"),
                                  markers="not nightly",
                                  deselect=("scenarios/self_healing/test_self_healing.py::"
-                                           "test_a_killed_component_comes_back[haproxy]",
-                                           # it failed once on kind's static pods (tests/known_gaps.py)
-                                           "scenarios/apiserver_flags/test_flag_corruption.py::"
-                                           "test_one_apiserver_with_a_bad_flag_is_routed_around[wrong-etcd-endpoint]"))
+                                           "test_a_killed_component_comes_back[haproxy]",))
 
 
 def scenarios_through(inventory: Path, tmp_path: Path, *selection: str, timeout_s: float = 900.0) -> tuple[int, str]:
@@ -552,8 +549,9 @@ KIND_DEEP = (
     f"{ETCD}::test_members_use_tls_on_peer_and_client_urls",
     f"{ETCD}::test_a_partitioned_leader_is_replaced_and_its_side_accepts_no_writes",
     *(f"{SELF_HEALING}[{c}]" for c in LEASE_HOLDERS),
-    # the flag suite's others but the wrong etcd endpoint, which failed once there (tests/known_gaps.py): the
-    # missing certificate, the rolling bad and good changes, a hung apiserver
+    # the flag suite's others: the wrong etcd endpoint, the missing certificate, the rolling bad and good changes, a
+    # hung apiserver
+    f"{FLAG_SUITE}::test_one_apiserver_with_a_bad_flag_is_routed_around[wrong-etcd-endpoint]",
     f"{FLAG_SUITE}::test_one_apiserver_with_a_bad_flag_is_routed_around[missing-certificate]",
     f"{FLAG_SUITE}::test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back",
     f"{FLAG_SUITE}::test_a_rolling_good_change_reaches_every_apiserver_without_an_outage",
