@@ -188,6 +188,13 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
     @abstractmethod
     def etcd_url(self, host: str) -> str: ...
 
+    def unanswered_etcd_url(self) -> str:
+        """An etcd client URL nothing answers at, for a component misconfigured on purpose. Here the apiserver
+        host's own loopback, port 1 (not 2379: kubeadm's stacked etcd listens on loopback too): Quorum sends nothing
+        into a network it did not create. A target on a network Quorum built names an address of it that no host
+        owns, the common mistake (BuiltNetworkAddresses)."""
+        return "https://127.0.0.1:1"
+
     def etcd_member_named(self, url: str) -> str | None:
         """The etcd host a client URL from a component's configuration reaches (by address, or by a name the
         cluster's DNS gives the host), or None when it names no member."""

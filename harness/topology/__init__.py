@@ -335,6 +335,15 @@ class Topology(Strict):
         return f"https://{self.address_of(self.controllers[0])}:{self.apiserver.port}"
 
 
+def unowned_address(subnet: ipaddress.IPv4Network, taken: set[str]) -> ipaddress.IPv4Address:
+    """An address of `subnet` no host has (`taken`: the hosts' addresses), from the top down, where Quorum and
+    Docker hand out none: what a mistyped endpoint inside the cluster's own network reaches, nothing."""
+    for address in reversed(list(subnet.hosts())):
+        if str(address) not in taken and address != bridge_address(subnet):
+            return address
+    raise ValueError(f"every address of {subnet} belongs to a host; fix: a larger network.subnet")
+
+
 def bridge_address(subnet: ipaddress.IPv4Network) -> ipaddress.IPv4Address:
     """The root namespace's address on the cluster bridge: the first host address of the subnet."""
     return subnet.network_address + 1

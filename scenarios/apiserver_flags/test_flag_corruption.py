@@ -36,20 +36,10 @@ def observe_at_least(prober, seconds: float = AVAILABILITY_MIN_WINDOW_S) -> None
     time.sleep(max(0.0, prober.started_at + seconds - time.monotonic()))
 
 
-def unreachable_etcd(cluster) -> str:
-    """An etcd URL nothing answers at: inside a network Quorum built, an address of its subnet owned by nobody (the
-    common mistake: an address that does not answer); on a target, the apiserver host's own loopback, port 1, since
-    Quorum may send nothing to an address of someone else's network it did not create."""
-    network = getattr(cluster.topology, "network", None)
-    if network is None:
-        return "https://127.0.0.1:1"
-    return f"https://{network.subnet.broadcast_address - 1}:2379"
-
-
 def bad_flags(cluster) -> dict[str, dict]:
     return {
         "unknown-flag": {"add": {"--no-such-flag": "true"}},
-        "wrong-etcd-endpoint": {"replace": {"--etcd-servers": unreachable_etcd(cluster)}},
+        "wrong-etcd-endpoint": {"replace": {"--etcd-servers": cluster.unanswered_etcd_url()}},
         "missing-certificate": {"replace": {"--tls-cert-file": "/nonexistent/apiserver.crt"}},
     }
 
@@ -148,7 +138,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     started = time.monotonic()
     with watching_lb_takes_out(cluster, history, first, timeout_s=detection_max_s + 5.0,
                                up_within_s=UP_WITHIN_S) as taken_out_at:
-        result = rolling_flag_change(cluster, nemesis, {"--etcd-servers": unreachable_etcd(cluster)},
+        result = rolling_flag_change(cluster, nemesis, {"--etcd-servers": cluster.unanswered_etcd_url()},
                                      ready_timeout_s=changed_ready_within_s(cluster))
         routed_around = every_client_routed_around_from(cluster, taken_out_at(), detection_max_s)
     time.sleep(lb_takes_back_s(cluster) + 1)

@@ -96,9 +96,8 @@ def test_an_upgrade_whose_second_apiserver_does_not_come_back_is_aborted_and_rol
     if len(hosts) < 2:
         lacks("two-apiservers", "one apiserver: there is no second step to fail")
     old = str(control_plane_versions(cluster)[f"kube-apiserver@{hosts[0]}"])
-    unused = cluster.topology.network.subnet.broadcast_address - 1  # inside our subnet, owned by nobody
     result = rolling_upgrade(cluster, nemesis, release,
-                             flags={f"kube-apiserver@{hosts[1]}": {"--etcd-servers": f"https://{unused}:2379"}})
+                             flags={f"kube-apiserver@{hosts[1]}": {"--etcd-servers": cluster.unanswered_etcd_url()}})
     rolled_back = roll_back_upgrade(cluster, nemesis, result)
     record(cluster, history, "after-abort")
     settle(cluster, rolling_change_prober)

@@ -277,3 +277,12 @@ def test_a_tool_on_someone_elses_hosts_is_theirs_found_on_each_host_or_refused_n
         Hosts({"c1": "/usr/bin/iperf3", "c2": "/opt/bin/iperf3"}).tool_path("iperf3")
     with pytest.raises(ValueError):
         everywhere.tool_path("iperf3; reboot")
+
+
+def test_a_misconfigured_etcd_endpoint_on_someone_elses_cluster_points_at_the_hosts_own_loopback():
+    """Quorum sends nothing into a network it did not create: the wrong etcd endpoint the flag suite and the aborted
+    upgrade write is the apiserver host's loopback, port 1, never an address of the inventory's network."""
+    from harness.backends.remote.target import RemoteTarget
+
+    target = RemoteTarget.__new__(RemoteTarget)  # no inventory needed: the answer is the same for any
+    assert target.unanswered_etcd_url() == "https://127.0.0.1:1"

@@ -115,6 +115,24 @@ def test_bridge_address_is_reserved():
     assert "reserved" in problem(data)
 
 
+def test_an_unowned_address_is_the_highest_of_the_subnet_no_host_has():
+    """What a misconfigured endpoint points at: inside the cluster's network, answered by nothing."""
+    import ipaddress
+
+    from harness.topology import unowned_address
+
+    subnet = ipaddress.ip_network("10.213.3.0/29")  # .1 the bridge, .2-.6 hosts
+    assert str(unowned_address(subnet, set())) == "10.213.3.6"
+    assert str(unowned_address(subnet, {"10.213.3.6", "10.213.3.5"})) == "10.213.3.4"
+    with pytest.raises(ValueError, match="belongs to a host"):
+        unowned_address(subnet, {f"10.213.3.{n}" for n in range(2, 7)})
+    data = variant()
+    data["hosts"][1]["address"] = "10.213.3.254"
+    t = parse_topology(data, "t.yaml")
+    taken = {str(t.address_of(h)) for h in t.hosts}
+    assert str(unowned_address(t.network.subnet, taken)) == "10.213.3.253"
+
+
 def test_unsupported_version_is_refused():
     message = problem(variant(kubernetes="v1.20.1"))
     assert "kubernetes" in message and "not supported" in message and "v1.34.4" in message

@@ -37,7 +37,7 @@ from harness.target.hosts import Ran
 from harness.target.protocol import HostRole, Target, Unsupported, component_name
 from harness.thresholds import (KIND_LB_FALL, KIND_LB_INTERVAL_S, KIND_LB_TIMEOUT_S, kind_partition_recovery_s,
                                 kind_whole_cluster_after_s)
-from harness.topology import Component, HealthCheck
+from harness.topology import Component, HealthCheck, unowned_address
 
 ROLES = {HostRole.CONTROLLER: "control-plane", HostRole.ETCD: "control-plane", HostRole.WORKER: "worker"}
 APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
@@ -300,6 +300,12 @@ class KindTarget(Target):
         networks = client().container.inspect(self.container(host)).network_settings.networks or {}
         endpoint = networks.get(self.state.docker_network or "")
         return (endpoint.ip_address or None) if endpoint else None
+
+    def unanswered_etcd_url(self) -> str:
+        """An address of the run's own Docker network that no node has (the common mistake: an address that does
+        not answer), on etcd's client port."""
+        taken = {address for address in self.addresses(self.hosts()).values() if address}
+        return f"https://{unowned_address(self.topology.network.subnet, taken)}:{ETCD_CLIENT_PORT}"
 
     def addresses(self, hosts: list[str]) -> dict[str, str | None]:
         """address() of each host, in one `docker container inspect` of them all (the health check's many)."""

@@ -32,7 +32,7 @@ from harness.target.protocol import HostRole, Target, component_name
 from harness.toolchain.install import Toolchain
 from harness.toolchain.versions import Version
 from harness.wait import eventually
-from harness.topology import Component, HealthCheck, Role, Topology, load_topology
+from harness.topology import Component, HealthCheck, Role, Topology, load_topology, unowned_address
 
 TERM_GRACE_S = 2.0  # kube-apiserver drains in-flight requests for up to a minute on SIGTERM; a fault must not wait
 
@@ -268,6 +268,12 @@ class ProcessTarget(Membership, Target):
 
     def address(self, host: str) -> str | None:
         return str(self.topology.address_of(self.topology.host(host)))
+
+    def unanswered_etcd_url(self) -> str:
+        """An address of the run's own subnet that no host has (the common mistake: an address that does not
+        answer), on etcd's client port."""
+        taken = {str(self.topology.address_of(host)) for host in self.topology.hosts}
+        return f"https://{unowned_address(self.topology.network.subnet, taken)}:{etcd_component.CLIENT_PORT}"
 
     def link(self, host: str) -> str:
         return host_link(self.netns(host))
