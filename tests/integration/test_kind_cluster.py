@@ -465,9 +465,8 @@ def test_a_killed_static_pod_and_a_bad_flag_are_judged_through_an_inventory_of_t
 def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
     """`pytest --target` with `disposable: true` on the kubeadm stand-in runs the self-healing, leader-election,
     etcd, static-pod and flag suites through SSH (kills, holds, partitions, a corrupted manifest, bad flags written
-    into the manifests, a hung apiserver) and every scenario
-    passes; only those needing what a remote target lacks (rewriting etcd's data, powering a node off) are
-    skipped, by name."""
+    into the manifests, a hung apiserver) and every scenario passes; only those needing what a remote target lacks
+    (rewriting etcd's data, powering a node off) are skipped, by name."""
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
     with kind_standin(cluster, tmp_path / "standin") as standin:
         inventory = standin.write(limits={"max_faults_at_once": 3})  # the without-quorum scenario holds two members
