@@ -130,7 +130,7 @@ case "$job" in
     done
     if [ -z "$policy" ]; then
       policy=gate.yaml
-      # gate-<backend>.yaml, or gate-target.yaml with --target (the read-only suites of a cluster Quorum did not build)
+      # gate-<backend>.yaml, or gate-target.yaml with --target (a cluster Quorum did not build: docs/target.md)
       if [[ "$backend" =~ ^[a-z0-9-]+$ ]] && [ -f "gate-$backend.yaml" ]; then policy="gate-$backend.yaml"; fi
       set -- --policy "$policy" "$@"
     fi

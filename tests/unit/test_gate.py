@@ -207,10 +207,28 @@ def test_the_shipped_policy_is_valid():
 PER_TARGET = {"required_suites", "may_lack", "not_measured", "read_only_when_not_disposable"}
 
 
-def test_the_target_policy_needs_what_gate_yaml_needs_of_the_suites_that_run_read_only():
+def test_the_target_policy_needs_every_suite_and_lets_a_target_lack_only_what_the_remote_backend_lacks():
+    """gate-target.yaml: gate.yaml's objectives; every suite but the self-hosted checkpointer's is required; a suite
+    may lack a capability only when one of its scenarios needs it and some inventory cannot offer it, so that no
+    scenario is left unjudged on every target and nothing a target has is excused."""
+    from harness.backends.remote.target import RemoteTarget
+    from harness.target.capabilities import Capability
+    from tests.tiers import ledger_from_a_child
+
     main, target = Policy.load(ROOT / "gate.yaml"), Policy.load(ROOT / "gate-target.yaml")
     assert target.model_dump(exclude=PER_TARGET) == main.model_dump(exclude=PER_TARGET)
-    assert set(target.required_suites) == {"conformance", "etcd"}  # a non-destructive scenario in each
+    scenarios = ledger_from_a_child().scenarios
+    suites = {scenario.id.split("/")[1] for scenario in scenarios}
+    assert set(target.required_suites) == suites - {"checkpointer"}
+    capabilities = {c.value for c in Capability}
+    # an inventory whose kube-apiserver is no static pod lacks static-pods (RemoteBackend.topology_lacks)
+    lacked = capabilities - {c.value for c in RemoteTarget.CAPABILITIES} | {Capability.STATIC_PODS.value}
+    for suite in target.required_suites:
+        needed = {c for s in scenarios if s.id.split("/")[1] == suite for c in s.requires} & lacked
+        excused = set(target.may_lack.get(suite, [])) & capabilities
+        assert needed <= excused, f"{suite}: every target would leave unjudged what needs {needed - excused}"
+        assert excused <= needed, f"{suite}: excuses {excused - needed}, which none of its scenarios needs of a target"
+    assert target.read_only_when_not_disposable  # someone else's cluster that is not disposable: read only, said
 
 
 def test_the_kind_policy_needs_what_gate_yaml_needs_of_the_suites_kind_can_run():
