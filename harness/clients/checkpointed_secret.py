@@ -5,13 +5,13 @@ changes the secret through the API and reads the node's copy of it, where a boot
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 
 from harness.checkpointer.manifest import CHECKPOINT, secret_dir
 from harness.clients.kubeapi import ApiClient
 from harness.errors import ClusterError
 from harness.target.protocol import HostRole, Target
+from harness.wait import until
 
 NAMESPACE, NAME, KEY = "default", "quorum-checkpointed", "value"
 PAUSE = "registry.k8s.io/pause:3.10"  # in every kind node image (no registry here); any image whose process waits
@@ -43,12 +43,10 @@ def _delete(api: ApiClient) -> None:
     for kind in ("pods", "secrets"):
         _expect(api.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/{kind}/{NAME}", {"gracePeriodSeconds": 0}),
                 (200, 202, 404), f"deleting {kind[:-1]} {NAME}")
-    deadline = time.monotonic() + 60.0
-    while api.request("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{NAME}").status_code != 404:
-        if time.monotonic() > deadline:
-            raise ClusterError(f"pod {NAMESPACE}/{NAME} still there 60 s after its deletion",
-                               f"kubectl -n {NAMESPACE} describe pod {NAME}")
-        time.sleep(0.5)
+    if not until(lambda: api.request("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{NAME}").status_code == 404,
+                 60.0, 0.5).held:
+        raise ClusterError(f"pod {NAMESPACE}/{NAME} still there 60 s after its deletion",
+                           f"kubectl -n {NAMESPACE} describe pod {NAME}")
 
 
 @contextlib.contextmanager

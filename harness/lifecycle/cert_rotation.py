@@ -58,11 +58,8 @@ def _gate(cluster: Target, component_id: str, listener: Listener, fault: RotateC
     if served.untrusted:
         return (f"{listener.what} serves a certificate its clients do not trust: {served.untrusted} "
                 f"(issuer {served.issuer})")
-    deadline = time.monotonic() + CERTIFICATE_RELOAD_S
-    while not component_ready(cluster, component_id):
-        if time.monotonic() > deadline:
-            return f"{component_id} was not ready within {CERTIFICATE_RELOAD_S:g} s of serving its new certificate"
-        time.sleep(0.5)
+    if not until(lambda: component_ready(cluster, component_id), CERTIFICATE_RELOAD_S, 0.5).held:
+        return f"{component_id} was not ready within {CERTIFICATE_RELOAD_S:g} s of serving its new certificate"
     return ""
 
 

@@ -18,6 +18,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole, Unsupported
 from harness.thresholds import AVAILABILITY_MIN_WINDOW_S, AVAILABILITY_PCT, STARTUP_ALLOWANCE_S
 from harness.topology import Component
+from harness.wait import until
 from harness.scenario.skips import lacks
 
 # A flag changes through the component's keeper (a supervisor's command line, a static pod's manifest, a systemd
@@ -104,10 +105,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
         steady = (start, start + STEADY_S)
         time.sleep(max(0.0, steady[1] - time.monotonic()))
         broken_ready = cluster.apiserver(host).ready()
-    deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]
-    while not cluster.apiserver(host).ready() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    restored = cluster.apiserver(host).ready()
+    restored = until(cluster.apiserver(host).ready, STARTUP_ALLOWANCE_S[Component.APISERVER], 0.2).held
     time.sleep(lb_takes_back_s(cluster) + 1)
     whole = availability(history)
     detection, detected = judged_detection(cluster, history, host, detection_max_s, "lb_detection_s")
@@ -201,10 +199,7 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
         start = every_client_routed_around_from(cluster, taken_out_at(), bound) or time.monotonic()
         steady = (start, start + STEADY_S)
         time.sleep(max(0.0, steady[1] - time.monotonic()))
-    deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]
-    while not cluster.apiserver(host).ready() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    restored = cluster.apiserver(host).ready()
+    restored = until(cluster.apiserver(host).ready, STARTUP_ALLOWANCE_S[Component.APISERVER], 0.2).held
     time.sleep(lb_takes_back_s(cluster) + 1)
     detection, detected = judged_detection(cluster, history, host, bound, "lb_detection_hung_s")
     steady_api = availability(history, threshold_pct=AVAILABILITY_PCT, window=steady)

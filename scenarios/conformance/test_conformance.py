@@ -10,7 +10,6 @@ kubelet/manifest notes), seed 003 (the 1000-node design), seed 004 (the resilien
 """
 
 import math
-import time
 from urllib.parse import urlparse
 
 import pytest
@@ -22,6 +21,7 @@ from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
 from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.topology import Component
+from harness.wait import until
 from harness.scenario.skips import lacks
 
 pytestmark = pytest.mark.conformance
@@ -136,10 +136,8 @@ def test_anonymous_requests_are_refused_except_on_health_endpoints(cluster):
     for host in cluster.hosts(HostRole.CONTROLLER):
         apiserver = cluster.apiserver(host)
         ca = apiserver.session.verify
-        deadline = time.monotonic() + STARTUP_ALLOWANCE_S[Component.APISERVER]
-        while not apiserver.ready() and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert apiserver.ready(), f"kube-apiserver@{host} is not ready"
+        assert until(apiserver.ready, STARTUP_ALLOWANCE_S[Component.APISERVER], 0.5).held, \
+            f"kube-apiserver@{host} is not ready"
         for path in ("/readyz", "/livez", "/healthz"):
             status = http.get(apiserver.endpoint + path, verify=ca, timeout=5).status_code
             assert status not in (401, 403), f"anonymous GET {path} on {host} refused with {status}"

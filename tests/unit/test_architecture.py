@@ -1,5 +1,6 @@
 """The shape the code must keep (docs/design.md): no import circle in harness/, no backend named outside
-harness/backends/, each fault defined once, no method written as an alias of another module's function."""
+harness/backends/, each fault defined once, no method written as an alias of another module's function, no wait written
+as a loop of sleeps."""
 
 import ast
 import re
@@ -168,3 +169,42 @@ def test_the_alias_check_finds_an_alias_and_passes_a_method_and_a_constant():
                      "class T:\n    restarts = promises.restarts\n    KILL = signals.SIGKILL\n"
                      "    def held(self):\n        return promises.held(self)\n")
     assert method_aliases(tree) == ["T.restarts = promises.restarts"]
+
+
+def hand_written_waits(tree: ast.AST) -> list[str]:
+    """`while` loops that only wait: their body sleeps and at most gives up at a deadline (raise, return, break),
+    asking the condition in the loop's test. A loop that acts on each pass (a retry, a load loop) is not one."""
+    found = []
+    for loop in ast.walk(tree):
+        if not isinstance(loop, ast.While) or "time.monotonic()" not in ast.unparse(loop):
+            continue
+        only_waits = all(
+            (isinstance(statement, ast.Expr) and ast.unparse(statement.value).startswith("time.sleep("))
+            or isinstance(statement, ast.Pass)
+            or (isinstance(statement, ast.If) and not statement.orelse
+                and all(isinstance(s, (ast.Raise, ast.Return, ast.Break)) for s in statement.body))
+            for statement in loop.body)
+        if only_waits:
+            found.append(f"line {loop.lineno}: while {ast.unparse(loop.test)}")
+    return found
+
+
+def test_every_wait_is_harness_wait():
+    """One way to wait (harness/wait.py: until, eventually, wait_for), not a loop of sleeps written again."""
+    waits = {str(path.relative_to(ROOT)): found for top in ("harness", "fixtures", "scenarios")
+             for path in (ROOT / top).rglob("*.py") if (found := hand_written_waits(ast.parse(path.read_text())))}
+    assert waits == {}, f"write these with harness.wait.until: {waits}"
+
+
+def test_the_wait_check_finds_a_sleeping_loop_and_passes_a_retry():
+    tree = ast.parse("import time\n"
+                     "def a(ready, deadline):\n"
+                     "    while not ready() and time.monotonic() < deadline:\n        time.sleep(0.2)\n"
+                     "def b(gone, deadline):\n"
+                     "    while not gone():\n"
+                     "        if time.monotonic() > deadline:\n            raise TimeoutError\n"
+                     "        time.sleep(0.5)\n"
+                     "def c(act, deadline):\n"
+                     "    while time.monotonic() < deadline:\n        act()\n        time.sleep(2.0)\n")
+    assert hand_written_waits(tree) == ["line 3: while not ready() and time.monotonic() < deadline",
+                                        "line 6: while not gone()"]

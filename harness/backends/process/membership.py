@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
-import time
 
 import yaml
 
@@ -20,6 +19,7 @@ from harness.components import haproxy as haproxy_component
 from harness.errors import FaultError
 from harness.target.scale import Scalable
 from harness.topology import Component, Role, load_topology, parse_topology
+from harness.wait import until
 
 ETCD_JOINS = ("--initial-cluster-state=new", "--initial-cluster-state=existing")
 KEEPER_WAIT_S = 15.0  # a keeper process up, or gone after SIGTERM (its component is held, so nothing to stop)
@@ -58,9 +58,7 @@ class Membership(Scalable):
                          cluster_topology=self.topology)
             Control(self.run_dir / "components" / spec.id).hold()  # started one by one by whoever joins it
         self.start_keepers_on(host, specs)
-        deadline = time.monotonic() + KEEPER_WAIT_S
-        while any(self.keeper_pid(spec.id) is None for spec in specs) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        until(lambda: all(self.keeper_pid(spec.id) is not None for spec in specs), KEEPER_WAIT_S)
         missing = [spec.id for spec in specs if self.keeper_pid(spec.id) is None]
         if missing:  # said here, not later as a member etcd never promoted
             raise FaultError(f"the keepers of {', '.join(missing)} did not start within {KEEPER_WAIT_S:g} s",
@@ -83,9 +81,7 @@ class Membership(Scalable):
             pid = self.keeper_pid(cid)
             if pid is not None:
                 os.kill(pid, signal.SIGTERM)
-                deadline = time.monotonic() + KEEPER_WAIT_S
-                while self.keeper_pid(cid) is not None and time.monotonic() < deadline:
-                    time.sleep(0.1)
+                until(lambda: self.keeper_pid(cid) is None, KEEPER_WAIT_S)
         for cid in ids:
             control = self.run_dir / "components" / cid
             for path in sorted(control.glob("*"), reverse=True) if control.is_dir() else []:

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.backends.process import cpu_limit
+from harness.wait import until
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUTS = 0x04000000
@@ -151,12 +152,10 @@ class Keeper:
 
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless stopped or kicked; True when kicked."""
-        deadline = time.monotonic() + seconds
-        while not self.stopping and time.monotonic() < deadline:
-            if self._consume_kick():
-                return True
-            time.sleep(POLL_S)
-        return False
+        def woken() -> str | None:
+            return "stopped" if self.stopping else "kicked" if self._consume_kick() else None
+
+        return until(woken, seconds, POLL_S).value == "kicked"
 
     def _wait_for_kick(self, reason: str) -> None:
         """Held, or never restarted: wait for a kick (a fault's heal) or the end."""
