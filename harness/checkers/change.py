@@ -1,0 +1,91 @@
+"""What a team's change must do, judged from the History: every step succeeded within its budget
+(harness/change/runner.py records them), the control plane stayed within the version skew policy at every moment
+it was observed while the change ran (harness/monitors/versions.py), and it ended on the releases expected."""
+
+from __future__ import annotations
+
+from harness.change.runner import CHANGE, CHANGE_STEP
+from harness.checkers.verdict import Status, Verdict, checker, fmt
+from harness.history import History
+from harness.lifecycle.skew import violations
+from harness.toolchain.versions import Version
+
+VERSIONS = "versions"  # event: components=<'<component>@<host>' -> release>, one observation of the control plane
+
+
+@checker("change-completed")
+def change_completed(history: History, *, phase: str = "change") -> Verdict:
+    """Every step of `phase` ("change" or "rollback") ran, exited 0 and finished within its own budget and what was
+    left of the change's: the first that did not is named, with why."""
+    begun = history.events_of(CHANGE, phase=phase)
+    if not begun:
+        return Verdict("change-completed", Status.UNKNOWN, f"no {phase} was recorded", {})
+    planned, budget_s = int(begun[-1].get("steps", 0)), begun[-1].get("budget_s")
+    steps = [e for e in history.events_of(CHANGE_STEP, phase=phase) if e.t >= begun[-1].t]
+    took_s = round(sum(float(e.get("took_s") or 0.0) for e in steps), 3)
+    figures = {"planned": planned, "ran": len(steps), "took_s": took_s, "budget_s": budget_s,
+               "steps": [{"step": e.get("title"), "on": e.get("on"), "rc": e.get("rc"), "took_s": e.get("took_s")}
+                         for e in steps]}
+    for event in steps:
+        why = _failed(event)
+        if why:
+            return Verdict("change-completed", Status.FAIL, f"{phase} step {event.get('index')}/{planned} "
+                           f"'{event.get('title')}' on {event.get('on')} {why} (its output: {event.get('log')} in the "
+                           "run directory)", figures)
+    if len(steps) < planned:
+        return Verdict("change-completed", Status.UNKNOWN, f"{phase}: {len(steps)} of {planned} steps were recorded",
+                       figures)
+    return Verdict("change-completed", Status.PASS, f"{phase}: all {planned} steps exited 0 in {fmt(took_s)} "
+                   f"(budget {fmt(budget_s)})", figures)
+
+
+def _failed(event) -> str:
+    if event.get("problem"):
+        return str(event["problem"])
+    if event.get("timed_out"):
+        return f"was still running when its budget ran out after {fmt(event.get('took_s'))}, and was stopped"
+    if event.get("rc") != 0:
+        return f"exited {event.get('rc')}"
+    return ""
+
+
+@checker("skew-held")
+def skew_held(history: History, *, since: float | None = None) -> Verdict:
+    """At every observation of the control plane's releases (from `since` on), its components stood within the
+    version skew policy (harness/lifecycle/skew.py): the first moment they did not is named, with the rule."""
+    seen = [e for e in history.events_of(VERSIONS) if since is None or e.t >= since]
+    if not seen:
+        return Verdict("skew-held", Status.UNKNOWN, "the control plane's releases were never observed", {})
+    states = {tuple(sorted(e.get("components", {}).items())) for e in seen}
+    figures = {"observations": len(seen), "states": len(states)}
+    for event in seen:
+        found = violations({cid: Version.parse(v) for cid, v in event.get("components", {}).items()})
+        if found:
+            first = found[0]
+            return Verdict("skew-held", Status.FAIL, f"at t={event.t:.2f} the control plane broke the version skew "
+                           f"policy, rule {first.rule.name} ({first.rule.says}): {first.detail}",
+                           {**figures, "rule": first.rule.name, "at": round(event.t, 3)})
+    return Verdict("skew-held", Status.PASS, f"all {len(seen)} observations ({len(states)} distinct states of the "
+                   "control plane) were within the version skew policy", figures)
+
+
+@checker("ends-on-releases")
+def ends_on_releases(history: History, *, expected: dict[str, str]) -> Verdict:
+    """The last observation of the control plane: each component runs the release `expected` names for it (its
+    name, else "kubernetes" for every control-plane component)."""
+    seen = history.events_of(VERSIONS)
+    if not seen:
+        return Verdict("ends-on-releases", Status.UNKNOWN, "the control plane's releases were never observed", {})
+    running = seen[-1].get("components", {})
+    wanted = {cid: expected.get(cid.partition("@")[0], expected.get("kubernetes")) for cid in running}
+    off = {cid: release for cid, release in sorted(running.items())
+           if wanted[cid] is not None and release != wanted[cid]}
+    figures = {"components": len(running), "off": off}
+    if not running:
+        return Verdict("ends-on-releases", Status.UNKNOWN, "no control-plane component was running at the end",
+                       figures)
+    if off:
+        return Verdict("ends-on-releases", Status.FAIL, "at the end: " + "; ".join(
+            f"{cid} runs {release}, not {wanted[cid]}" for cid, release in off.items()), figures)
+    return Verdict("ends-on-releases", Status.PASS, f"at the end all {len(running)} components run what was "
+                   "expected (" + ", ".join(f"{k} {v}" for k, v in sorted(expected.items())) + ")", figures)

@@ -1,0 +1,28 @@
+"""The control plane's releases, observed every few seconds while a change runs: each apiserver's, controller-
+manager's and scheduler's running release (Target.running_version: its binary's on the host), recorded as one
+`versions` event per observation. The checker skew_held (harness/checkers/change.py) judges every observation
+against the version skew policy, not only the state the change ends in."""
+
+from __future__ import annotations
+
+from harness.checkers.change import VERSIONS
+from harness.errors import QuorumError
+from harness.faults.upgrade import control_plane_versions
+from harness.monitors.base import Monitor
+
+OBSERVATION_PERIOD_S = 5.0  # a component restarted by a step runs for longer than this before the next one moves
+
+
+class ReleaseWatcher(Monitor):
+    name = "versions"
+
+    def __init__(self, cluster, history, **kwargs) -> None:
+        super().__init__(cluster, history, rate=1.0 / OBSERVATION_PERIOD_S, workers=1, **kwargs)
+
+    def step(self, worker: int) -> None:
+        try:
+            components = {cid: str(version) for cid, version in control_plane_versions(self.cluster).items()}
+        except (QuorumError, OSError) as error:  # a host that did not answer: this observation is missing, said
+            self.history.event(f"{VERSIONS}.unread", error=str(error)[:300])
+            return
+        self.history.event(VERSIONS, components=components)

@@ -1,0 +1,148 @@
+"""A team's own change (harness/change/): its procedure file checked before anything runs, its steps run as real
+processes within their budgets (a hung one stopped whole), and the verdicts on what it did."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from harness.change.procedure import ProcedureError, Step, load_procedure, one_command, parse_procedure
+from harness.change.runner import CHANGE_STEP, run_in_host, run_steps
+from harness.checkers.change import VERSIONS, change_completed, ends_on_releases, skew_held
+from harness.checkers.verdict import Status
+from harness.history import History
+from harness.target.hosts import Ran
+from harness.wait import until
+
+
+def problem(data: object) -> str:
+    with pytest.raises(ProcedureError) as info:
+        parse_procedure(data, "change.yaml")
+    return info.value.problem
+
+
+def test_a_procedure_file_is_read_with_its_steps_budget_expectation_and_rollback(tmp_path):
+    path = tmp_path / "change.yaml"
+    path.write_text("budget_s: 900\nexpect: {kubernetes: v1.35.4}\nsteps:\n"
+                    "  - {name: upgrade the first control plane, host: c1, run: [kubeadm, upgrade, apply, -y, v1.35.4],"
+                    " budget_s: 600}\n  - {run: [./rest.sh]}\nrollback:\n  - {run: [./downgrade.sh]}\n")
+    procedure = load_procedure(path)
+    assert [s.title for s in procedure.steps] == ["upgrade the first control plane", "rest.sh"]
+    assert procedure.hosts() == {"c1"} and procedure.budget_s == 900 and procedure.expect == {"kubernetes": "v1.35.4"}
+    assert one_command(["./up.sh", "--fast"], expect={}, budget_s=60, rollback=["./down.sh"]).rollback[0].run == \
+        ["./down.sh"]
+
+
+def test_a_wrong_procedure_is_refused_naming_the_field_and_the_fix(tmp_path):
+    assert "steps" in problem({"steps": []})
+    assert "steps.0.host" in problem({"steps": [{"run": ["x"], "host": "c1; reboot"}]})
+    assert "steps.0.run" in problem({"steps": [{"run": []}]})
+    assert "steps.0.run.0" in problem({"steps": [{"run": ["a\nb"]}]})  # no line break reaches a command
+    assert "steps.0.shell" in problem({"steps": [{"run": ["x"], "shell": "rm -rf /"}]})
+    assert "v1.35" in problem({"steps": [{"run": ["x"]}], "expect": {"kubernetes": "v1.35"}})
+    assert "expect" in problem({"steps": [{"run": ["x"]}], "expect": {"kubelet": "v1.35.4"}})
+    assert "budget_s" in problem({"steps": [{"run": ["x"]}], "budget_s": 10 ** 9})
+    with pytest.raises(ProcedureError, match="does not exist"):
+        load_procedure(tmp_path / "missing.yaml")
+
+
+def run_local(tmp_path: Path, *commands: list[str], budget_s: float = 30.0, step_budget_s: float | None = None):
+    history = History()
+    steps = [Step(run=argv, budget_s=step_budget_s) for argv in commands]
+    outcomes = run_steps(steps, phase="change", budget_s=budget_s, history=history, log_dir=tmp_path / "logs",
+                         in_host=None)
+    return history, outcomes
+
+
+def test_steps_run_in_order_until_one_fails_and_their_output_stays_in_a_private_file(tmp_path):
+    marker = tmp_path / "second-ran"
+    history, outcomes = run_local(tmp_path, ["sh", "-c", "echo the token is s3cret"],
+                                  ["sh", "-c", "exit 3"], ["touch", str(marker)])
+    assert [o.rc for o in outcomes] == [0, 3] and not marker.exists()  # the third never ran
+    log = tmp_path / "logs" / "change-1.log"
+    assert log.read_text() == "the token is s3cret\n" and stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert "s3cret" not in str([e.attrs for e in history.events])  # the History keeps no output
+    verdict = change_completed(history)
+    assert verdict.status is Status.FAIL and "step 2/3 'sh' on local exited 3" in verdict.explanation
+
+
+def running(pid: int) -> bool:
+    """Whether the process exists and is not a zombie (an orphan waits there for whoever reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_step_past_its_budget_is_stopped_with_everything_it_started(tmp_path):
+    child = tmp_path / "child"
+    history, outcomes = run_local(tmp_path, ["sh", "-c", f"sleep 60 & echo $! > {child}; sleep 60"], step_budget_s=1.0)
+    assert outcomes[0].timed_out and outcomes[0].rc is None
+    verdict = change_completed(history)
+    assert verdict.status is Status.FAIL and "was still running when its budget ran out" in verdict.explanation
+    pid = int(child.read_text())
+    assert until(lambda: not running(pid), 5.0).held, "the step's background sleep outlived it"  # SIGKILL is async
+
+
+def test_the_change_budget_bounds_every_step_and_a_missing_program_is_named(tmp_path):
+    history, outcomes = run_local(tmp_path, ["sleep", "5"], ["true"], budget_s=0.5)
+    assert outcomes[0].timed_out and len(outcomes) == 1
+    history, outcomes = run_local(tmp_path, ["/nonexistent/upgrade.sh"])
+    assert "/nonexistent/upgrade.sh was not found" in outcomes[0].problem
+    assert change_completed(history).status is Status.FAIL
+
+
+def test_a_successful_change_passes_and_an_unrecorded_one_cannot_be_judged(tmp_path):
+    history, _ = run_local(tmp_path, ["true"], ["sh", "-c", "exit 0"])
+    verdict = change_completed(history)
+    assert verdict.passed and verdict.figures["ran"] == 2, verdict.explain()
+    assert change_completed(History()).status is Status.UNKNOWN
+    assert change_completed(history, phase="rollback").status is Status.UNKNOWN
+
+
+def test_a_step_inside_a_host_runs_under_the_hosts_timeout_and_its_expiry_is_a_timeout(tmp_path):
+    asked = []
+
+    def run(host, argv, timeout):
+        asked.append((host, argv, timeout))
+        return Ran(tuple(argv), 124, "", "upgrade still waiting\n")
+
+    step = Step(run=["kubeadm", "upgrade", "node"], host="c2", budget_s=90)
+    history = History()
+    outcomes = run_steps([step], phase="change", budget_s=600, history=history, log_dir=tmp_path, in_host=run_in_host(run))
+    assert asked == [("c2", ["timeout", "--kill-after=10s", "90s", "kubeadm", "upgrade", "node"], 130.0)]
+    assert outcomes[0].timed_out and (tmp_path / "change-1.log").read_text() == "upgrade still waiting\n"
+    nowhere = run_steps([step], phase="change", budget_s=600, history=History(), log_dir=tmp_path, in_host=None)
+    assert "runs no command in its hosts" in nowhere[0].problem
+
+
+def observed(history: History, t: float, **components: str) -> None:
+    history.event(VERSIONS, t=t, components={k.replace("_", "-").replace("-at-", "@"): v
+                                             for k, v in components.items()})
+
+
+def test_the_skew_policy_is_judged_at_every_observation_not_only_at_the_end():
+    good, bad = History(), History()
+    for history, scheduler in ((good, "v1.34.4"), (bad, "v1.35.4")):
+        observed(history, 1.0, kube_apiserver_at_c1="v1.34.4", kube_scheduler_at_c1="v1.34.4")
+        observed(history, 2.0, kube_apiserver_at_c1="v1.34.4", kube_scheduler_at_c1=scheduler)  # a scheduler first?
+        observed(history, 3.0, kube_apiserver_at_c1="v1.35.4", kube_scheduler_at_c1="v1.35.4")
+    assert skew_held(good).passed and skew_held(good).figures["observations"] == 3
+    verdict = skew_held(bad)
+    assert verdict.status is Status.FAIL and "controller-not-newer-than-apiserver" in verdict.explanation
+    assert "t=2.00" in verdict.explanation and ends_on_releases(bad, expected={"kubernetes": "v1.35.4"}).passed
+    assert skew_held(History()).status is Status.UNKNOWN
+
+
+def test_the_change_ends_on_the_expected_releases_or_names_each_component_that_does_not():
+    history = History()
+    observed(history, 1.0, kube_apiserver_at_c1="v1.35.4", kube_apiserver_at_c2="v1.34.4",
+             kube_scheduler_at_c1="v1.34.4")
+    verdict = ends_on_releases(history, expected={"kubernetes": "v1.35.4", "kube-scheduler": "v1.34.4"})
+    assert verdict.status is Status.FAIL and verdict.explanation == \
+        "at the end: kube-apiserver@c2 runs v1.34.4, not v1.35.4"
+    assert ends_on_releases(History(), expected={"kubernetes": "v1.35.4"}).status is Status.UNKNOWN
+    assert CHANGE_STEP not in {e.type for e in history.events}
