@@ -55,9 +55,17 @@ def on_a_free_subnet(topology: Path, into: Path) -> Path:
     data = yaml.safe_load(topology.read_text())
     if not netns.overlapping_routes(ipaddress.ip_network(data["network"]["subnet"])):
         return topology
+    return on_a_spare_subnet(topology, into)
+
+
+def on_a_spare_subnet(topology: Path, into: Path) -> Path:
+    """A copy of `topology` in `into` on a spare /24, never its own subnet: for a second build of a twin that another
+    lane may be building from its own file at the same moment (a check of its subnet and the build are not one
+    step, so on_a_free_subnet cannot keep them apart)."""
+    data = yaml.safe_load(topology.read_text())
     free = next((s for s in SPARE_SUBNETS if not netns.overlapping_routes(s)), None)
     if free is None:
-        raise RuntimeError(f"{topology.name}: its subnet and every spare /24 (10.213.200-249) are taken; "
+        raise RuntimeError(f"{topology.name}: every spare /24 (10.213.200-249) is taken; "
                            "`quorum down --all` removes Quorum's clusters")
     data["network"]["subnet"] = str(free)
     moved = into / topology.name

@@ -19,7 +19,7 @@ from harness.topology import Component
 from harness.wait import wait_for
 from tests.collect import collect_only, node_ids
 from harness.backends.process.target import ProcessTarget
-from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, on_subnet, running
+from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, on_a_spare_subnet, on_subnet, running
 from tests.integration.standin import inventory_check, standin
 from tests.integration.test_defect_twins import CASES, CONFORMANCE
 from tests.protocol_checks import check_target
@@ -260,7 +260,7 @@ def test_the_target_protocol_holds_on_remote(staging, tmp_path):
                   "--topology in CI (the same read-only checks; this adds a twin build and its stand-in, ~2 min)")
 def test_a_twin_driven_through_target_fails_exactly_the_checks_it_fails_when_quorum_builds_it(tmp_path):
     twin = "weak-apiserver"
-    topology = on_a_free_subnet(CLUSTERS / "defects" / f"{twin}.yaml", tmp_path)
+    topology = on_a_spare_subnet(CLUSTERS / "defects" / f"{twin}.yaml", tmp_path)  # another lane builds it too
     with running(topology, tmp_path / "twin") as cluster, standin(cluster, tmp_path / "standin") as stand_in:
         code, outcomes = scenarios_against(stand_in.write(disposable=False), tmp_path, "scenarios/conformance")
     failed = {name.partition("::")[2] for name, (outcome, _) in outcomes.items() if outcome in ("failure", "error")}
@@ -278,7 +278,7 @@ def test_a_kind_twin_driven_through_target_fails_as_it_does_through_the_kind_bac
     from tests.integration.standin import kind_standin
 
     twin, suite, select, reason = KIND_RESTART_NEVER
-    topology = on_a_free_subnet(CLUSTERS / "defects" / f"{twin}.yaml", tmp_path)
+    topology = on_a_spare_subnet(CLUSTERS / "defects" / f"{twin}.yaml", tmp_path)  # another lane builds it too
     with running(topology, tmp_path / "twin", backend="kind") as cluster, \
             kind_standin(cluster, tmp_path / "standin") as stand_in:
         result = subprocess.run(
