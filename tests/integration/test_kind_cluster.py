@@ -462,6 +462,7 @@ def test_a_killed_static_pod_and_a_bad_flag_are_judged_through_an_inventory_of_t
 @pytest.mark.deep("re-proves through SSH the verdicts CI proves on this cluster with --backend kind and on the "
                   "process backend; the remote keepers, signals and rules these scenarios use are proven in CI by "
                   "the kubeadm stand-in tests above (~9 min)")
+@pytest.mark.timeout(2100)  # with the flag suite, more than pytest's 900 s (docs/ci.md)
 def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_cluster, tmp_path):
     """`pytest --target` with `disposable: true` on the kubeadm stand-in runs the self-healing, leader-election,
     etcd, static-pod and flag suites through SSH (kills, holds, partitions, a corrupted manifest, bad flags written
@@ -497,7 +498,8 @@ def test_the_node_checks_pass_through_an_inventory_of_this_cluster(kind_cluster,
     assert code == 0 and "3 passed" in output.splitlines()[-1], output[-4000:]
 
 
-def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True) -> str:
+def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passing: bool = True,
+                    timeout_s: float = 900.0) -> str:
     """`pytest <selection> --backend=kind` on this cluster (--keep-cluster: the session reuses it); its output.
     passing: the run must pass (False: the caller judges which tests failed)."""
     state = kind_run.state
@@ -505,7 +507,7 @@ def run_kind_suites(kind_run: KindRun, history_dir: Path, *selection: str, passi
         [sys.executable, "-m", "pytest", *selection, "--backend=kind", f"--topology={kind_run.topology}",
          "--keep-cluster", f"--run-dir={state.run_dir}", f"--history-dir={history_dir}",
          "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=short"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
     output = result.stdout + result.stderr
     assert result.returncode == (0 if passing else 1), output[-4000:]
     assert (Path(state.run_dir) / "state.json").exists(), "--keep-cluster: the session reused this cluster"
@@ -577,8 +579,9 @@ def test_the_kind_suites_pass_on_this_cluster(kind_cluster, tmp_path):
 @pytest.mark.alone
 @pytest.mark.deep("the main job proves these scenarios on the process backend, and the kind operations they use are "
                   "proven on this cluster by the protocol checks, the held-member test and the conformance run")
+@pytest.mark.timeout(2100)  # with the flag suite's six, more than pytest's 900 s (docs/ci.md)
 def test_the_other_kind_scenarios_pass_on_this_cluster(kind_cluster, tmp_path):
-    output = run_kind_suites(kind_cluster, tmp_path / "histories", *KIND_DEEP)
+    output = run_kind_suites(kind_cluster, tmp_path / "histories", *KIND_DEEP, timeout_s=1800.0)
     assert f"{len(KIND_DEEP)} passed" in output.splitlines()[-1], output[-4000:]
 
 
