@@ -10,7 +10,8 @@ from harness.history import History
 from harness.lifecycle.skew import violations
 from harness.toolchain.versions import Version
 
-VERSIONS = "versions"  # event: components=<'<component>@<host>' -> release>, one observation of the control plane
+# event: components=<'<component>@<host>' -> release>, down=[<component>@<host> running nothing]: one observation
+VERSIONS = "versions"
 
 
 @checker("change-completed")
@@ -72,7 +73,8 @@ def skew_held(history: History, *, since: float | None = None) -> Verdict:
 @checker("ends-on-releases")
 def ends_on_releases(history: History, *, expected: dict[str, str]) -> Verdict:
     """The last observation of the control plane: each component runs the release `expected` names for it (its
-    name, else "kubernetes" for every control-plane component)."""
+    name, else "kubernetes" for every control-plane component), and none is down (a change that leaves one stopped
+    has not ended on anything)."""
     seen = history.events_of(VERSIONS)
     if not seen:
         return Verdict("ends-on-releases", Status.UNKNOWN, "the control plane's releases were never observed", {})
@@ -80,7 +82,10 @@ def ends_on_releases(history: History, *, expected: dict[str, str]) -> Verdict:
     wanted = {cid: expected.get(cid.partition("@")[0], expected.get("kubernetes")) for cid in running}
     off = {cid: release for cid, release in sorted(running.items())
            if wanted[cid] is not None and release != wanted[cid]}
-    figures = {"components": len(running), "off": off}
+    down = list(seen[-1].get("down", []))
+    figures = {"components": len(running), "off": off, "down": down}
+    if down:
+        return Verdict("ends-on-releases", Status.FAIL, f"at the end {', '.join(down)} ran nothing", figures)
     if not running:
         return Verdict("ends-on-releases", Status.UNKNOWN, "no control-plane component was running at the end",
                        figures)

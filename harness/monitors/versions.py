@@ -1,13 +1,13 @@
 """The control plane's releases, observed every few seconds while a change runs: each apiserver's, controller-
-manager's and scheduler's running release (Target.running_version: its binary's on the host), recorded as one
-`versions` event per observation. The checker skew_held (harness/checkers/change.py) judges every observation
+manager's and scheduler's running release (Target.running_version: its binary's on the host), and which of them
+ran nothing at that moment, recorded as one `versions` event per observation. The checker skew_held (harness/checkers/change.py) judges every observation
 against the version skew policy, not only the state the change ends in."""
 
 from __future__ import annotations
 
 from harness.checkers.change import VERSIONS
 from harness.errors import QuorumError
-from harness.faults.upgrade import control_plane_versions
+from harness.faults.upgrade import CONTROL_PLANE, control_plane_versions
 from harness.monitors.base import Monitor
 
 OBSERVATION_PERIOD_S = 5.0  # a component restarted by a step runs for longer than this before the next one moves
@@ -25,4 +25,6 @@ class ReleaseWatcher(Monitor):
         except (QuorumError, OSError) as error:  # a host that did not answer: this observation is missing, said
             self.history.event(f"{VERSIONS}.unread", error=str(error)[:300])
             return
-        self.history.event(VERSIONS, components=components)
+        down = sorted(f"{component}@{host}" for component in CONTROL_PLANE
+                      for host in self.cluster.component_hosts(component) if f"{component}@{host}" not in components)
+        self.history.event(VERSIONS, components=components, down=down)

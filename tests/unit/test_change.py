@@ -119,9 +119,9 @@ def test_a_step_inside_a_host_runs_under_the_hosts_timeout_and_its_expiry_is_a_t
     assert "runs no command in its hosts" in nowhere[0].problem
 
 
-def observed(history: History, t: float, **components: str) -> None:
+def observed(history: History, t: float, down: tuple[str, ...] = (), **components: str) -> None:
     history.event(VERSIONS, t=t, components={k.replace("_", "-").replace("-at-", "@"): v
-                                             for k, v in components.items()})
+                                             for k, v in components.items()}, down=list(down))
 
 
 def test_the_skew_policy_is_judged_at_every_observation_not_only_at_the_end():
@@ -145,4 +145,25 @@ def test_the_change_ends_on_the_expected_releases_or_names_each_component_that_d
     assert verdict.status is Status.FAIL and verdict.explanation == \
         "at the end: kube-apiserver@c2 runs v1.34.4, not v1.35.4"
     assert ends_on_releases(History(), expected={"kubernetes": "v1.35.4"}).status is Status.UNKNOWN
+    stopped = History()
+    observed(stopped, 1.0, down=("kube-apiserver@c2",), kube_apiserver_at_c1="v1.35.4")
+    verdict = ends_on_releases(stopped, expected={"kubernetes": "v1.35.4"})
+    assert verdict.status is Status.FAIL and "kube-apiserver@c2 ran nothing" in verdict.explanation
     assert CHANGE_STEP not in {e.type for e in history.events}
+
+
+def test_the_release_watcher_records_what_each_component_runs_and_which_ran_nothing():
+    from harness.monitors.versions import ReleaseWatcher
+    from harness.toolchain.versions import Version
+
+    class ControlPlane:
+        def component_hosts(self, component):
+            return ["c1", "c2"]
+
+        def running_version(self, component, host):
+            return None if (component, host) == ("kube-apiserver", "c2") else Version.parse("v1.34.4")
+
+    history = History()
+    ReleaseWatcher(ControlPlane(), history).step(0)
+    seen = history.events_of(VERSIONS)[0]
+    assert seen.get("down") == ["kube-apiserver@c2"] and len(seen.get("components")) == 5
