@@ -654,9 +654,9 @@ def health_checks_removed(kind_cluster) -> Iterator[None]:
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
     balancer = load_balancer.balancer(cluster)
     cds, lds = (load_balancer.read(cluster, path) for path in (load_balancer.LB_CDS, load_balancer.LB_LDS))
-    cluster.replace_file(balancer, load_balancer.LB_CDS, load_balancer.without_health_checks(cds))
-    cluster.replace_file(balancer, load_balancer.LB_LDS, load_balancer.configured_lds(lds, twin.load_balancer))
-    try:
+    try:  # restored also when the second file cannot be written: the first change is undone
+        cluster.replace_file(balancer, load_balancer.LB_CDS, load_balancer.without_health_checks(cds))
+        cluster.replace_file(balancer, load_balancer.LB_LDS, load_balancer.configured_lds(lds, twin.load_balancer))
         yield
     finally:
         cluster.replace_file(balancer, load_balancer.LB_CDS, cds)
