@@ -110,6 +110,9 @@ def load_procedure(path: Path) -> Procedure:
         raise ProcedureError(f"{path} does not exist", "give the path of your procedure file") from None
     except (UnicodeDecodeError, yaml.YAMLError) as error:
         raise ProcedureError(f"{path} is not a YAML file: {error}", "write it as docs/lifecycle.md shows") from None
+    except OSError as error:  # a directory, a file it may not read
+        raise ProcedureError(f"{path} cannot be read: {error.strerror}", "give the path of your procedure file") \
+            from None
     return parse_procedure(data, str(path))
 
 

@@ -47,6 +47,11 @@ def test_a_wrong_procedure_is_refused_naming_the_field_and_the_fix(tmp_path):
     assert "budget_s" in problem({"steps": [{"run": ["x"]}], "budget_s": 10 ** 9})
     with pytest.raises(ProcedureError, match="does not exist"):
         load_procedure(tmp_path / "missing.yaml")
+    with pytest.raises(ProcedureError, match="cannot be read"):
+        load_procedure(tmp_path)
+    (tmp_path / "list.yaml").write_text("- run: [x]\n")
+    with pytest.raises(ProcedureError, match="list.yaml"):
+        load_procedure(tmp_path / "list.yaml")
 
 
 def run_local(tmp_path: Path, *commands: list[str], budget_s: float = 30.0, step_budget_s: float | None = None):
