@@ -13,6 +13,7 @@ from rich.table import Table
 
 from harness.backends import registry
 from harness.backends.common import find_run
+from harness.change.cli import change, install
 from harness.errors import ClusterError, QuorumError
 from harness.inventory.cli import inventory
 from harness.toolchain.versions import (ETCD_UPGRADE_BINARIES, ETCD_UPGRADE_TO, ETCD_VERSION, KUBERNETES_DEFAULT,
@@ -367,6 +368,8 @@ def analyze(results: Path | None) -> None:
 
 
 cli.add_command(inventory)
+cli.add_command(change)
+cli.add_command(install)
 
 
 def main() -> None:

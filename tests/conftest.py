@@ -37,7 +37,8 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # process-backend twins in the process lane, chosen to balance the lanes by CI's measured durations (`./run.sh tests
 # --durations=0`; docs/ci.md); the others, the load twins among them, run in the docker lane
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
-PROCESS_LANE_TWINS = {"etcd-slow-election", "slow-leases"}
+# (slow-leases moved to the docker lane when tests/integration/test_change.py, ~4 min, joined the process lane)
+PROCESS_LANE_TWINS = {"etcd-slow-election"}
 # In the deep tier the docker lane also holds kind's self-hosted module with its deep twins and the docker main job:
 # measured at 7084 s against the process lane's 3973 s (docs/ci.md), so these kind twins, all deep but for one case,
 # run in the process lane there. The process lane builds kind clusters already (the inventory checks); a twin's

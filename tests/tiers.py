@@ -210,7 +210,10 @@ def collect() -> Ledger:
                 raise RuntimeError(f"{test.nodeid}: its selection {proof.selection.pytest_args()} selects no scenario")
             ledger.append({**asdict(proof), "selection": proof.selection.pytest_args(), "test": test.nodeid,
                            "scenarios": selected, "tier": tier})
-    twins = sorted(path.stem for path in (ROOT / "clusters" / "defects").glob("*.yaml"))
+    defects = ROOT / "clusters" / "defects"
+    # a broken cluster is a topology; a broken procedure (a team's bad script or change) is named by its file
+    twins = sorted([path.stem for path in defects.glob("*.yaml")] +
+                   [f"procedures/{path.name}" for path in (defects / "procedures").glob("*") if path.is_file()])
     return Ledger(scenarios, ledger, twins)
 
 

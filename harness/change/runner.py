@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from harness.change.procedure import Step
 from harness.errors import QuorumError
 from harness.history import History
 from harness.target.hosts import Ran
+from harness.target.protocol import Target
 
 CHANGE = "change"  # event: a phase begins (phase, steps, budget_s)
 CHANGE_STEP = "change.step"  # event: a step ended (phase, index, title, on, rc, timed_out, problem, took_s, log)
@@ -51,11 +53,12 @@ class StepOutcome:
 HostRunner = Callable[[Step, float, Path], tuple[int, bool]]
 
 
-def run_here(step: Step, budget_s: float, log: Path) -> tuple[int | None, bool]:
-    """The step on this machine, in a process group of its own, stopped whole once `budget_s` has passed."""
+def run_here(step: Step, budget_s: float, log: Path, env: dict[str, str] | None = None) -> tuple[int | None, bool]:
+    """The step on this machine, in a process group of its own, stopped whole once `budget_s` has passed; `env` is
+    added to this process's environment (where the cluster is: CHANGE_ENV)."""
     with _private(log) as out:
         process = subprocess.Popen(step.run, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+                                   start_new_session=True, env={**os.environ, **env} if env else None)
         try:
             return process.wait(timeout=budget_s), False
         except subprocess.TimeoutExpired:
@@ -104,9 +107,9 @@ def _private(path: Path) -> Iterator[BinaryIO]:
 
 
 def run_steps(steps: list[Step], *, phase: str, budget_s: float, history: History, log_dir: Path,
-              in_host: HostRunner | None) -> list[StepOutcome]:
+              in_host: HostRunner | None, env: dict[str, str] | None = None) -> list[StepOutcome]:
     """Each step in order until one does not succeed or the budget is spent; what each did. A step inside a host
-    needs `in_host` (a target that runs commands in its hosts)."""
+    needs `in_host` (a target that runs commands in its hosts); a step on this machine gets `env` added."""
     history.event(CHANGE, phase=phase, steps=len(steps), budget_s=budget_s)
     deadline = time.monotonic() + budget_s
     outcomes = []
@@ -117,7 +120,7 @@ def run_steps(steps: list[Step], *, phase: str, budget_s: float, history: Histor
         if left <= 0:
             outcome = StepOutcome(step.title, step.on, None, True, 0.0, "not started: the change's budget was spent")
         else:
-            outcome = _one(step, min(step.budget_s or left, left), log, in_host, started)
+            outcome = _one(step, min(step.budget_s or left, left), log, in_host, started, env)
         history.event(CHANGE_STEP, phase=phase, index=index, title=outcome.title, on=outcome.on, rc=outcome.rc,
                       timed_out=outcome.timed_out, problem=outcome.problem, took_s=round(outcome.took_s, 3),
                       budget_s=step.budget_s, log=log.name)
@@ -127,10 +130,11 @@ def run_steps(steps: list[Step], *, phase: str, budget_s: float, history: Histor
     return outcomes
 
 
-def _one(step: Step, budget_s: float, log: Path, in_host: HostRunner | None, started: float) -> StepOutcome:
+def _one(step: Step, budget_s: float, log: Path, in_host: HostRunner | None, started: float,
+         env: dict[str, str] | None) -> StepOutcome:
     try:
         if step.host is None:
-            rc, timed_out = run_here(step, budget_s, log)
+            rc, timed_out = run_here(step, budget_s, log, env)
         elif in_host is None:
             return StepOutcome(step.title, step.on, None, False, 0.0, f"it runs on host {step.on}, and this target "
                                "runs no command in its hosts")
@@ -142,3 +146,13 @@ def _one(step: Step, budget_s: float, log: Path, in_host: HostRunner | None, sta
     except (OSError, QuorumError) as error:
         return StepOutcome(step.title, step.on, None, False, time.monotonic() - started, f"could not run: {error}")
     return StepOutcome(step.title, step.on, rc, timed_out, time.monotonic() - started)
+
+
+def change_env(cluster: Target) -> dict[str, str]:
+    """What a step on this machine is told of the cluster it changes: KUBECONFIG (the admin kubeconfig, which kubectl
+    and the team's tools read), QUORUM_CLUSTER (the run directory, which `quorum install` and Quorum's other commands
+    take for --cluster) and PATH with this Python's scripts first, so that `quorum` is the install that runs the
+    change."""
+    scripts = str(Path(sys.executable).parent)
+    return {"KUBECONFIG": str(cluster.admin_kubeconfig), "QUORUM_CLUSTER": str(cluster.run_dir),
+            "PATH": os.pathsep.join([scripts, os.environ.get("PATH", os.defpath)])}

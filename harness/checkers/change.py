@@ -8,6 +8,7 @@ from harness.change.runner import CHANGE, CHANGE_STEP
 from harness.checkers.verdict import Status, Verdict, checker, fmt
 from harness.history import History
 from harness.lifecycle.skew import violations
+from harness.monitors.leases import RENEWED
 from harness.toolchain.versions import Version
 
 # event: components=<'<component>@<host>' -> release>, down=[<component>@<host> running nothing]: one observation
@@ -75,6 +76,9 @@ def ends_on_releases(history: History, *, expected: dict[str, str]) -> Verdict:
     """The last observation of the control plane: each component runs the release `expected` names for it (its
     name, else "kubernetes" for every control-plane component), and none is down (a change that leaves one stopped
     has not ended on anything)."""
+    if not expected:
+        return Verdict("ends-on-releases", Status.UNKNOWN, "the change says no release it must leave (its expect, "
+                       "or --expect kubernetes=RELEASE)", {})
     seen = history.events_of(VERSIONS)
     if not seen:
         return Verdict("ends-on-releases", Status.UNKNOWN, "the control plane's releases were never observed", {})
@@ -94,3 +98,26 @@ def ends_on_releases(history: History, *, expected: dict[str, str]) -> Verdict:
             f"{cid} runs {release}, not {wanted[cid]}" for cid, release in off.items()), figures)
     return Verdict("ends-on-releases", Status.PASS, f"at the end all {len(running)} components run what was "
                    "expected (" + ", ".join(f"{k} {v}" for k, v in sorted(expected.items())) + ")", figures)
+
+
+@checker("leader-continuity")
+def leader_continuity(history: History, *, subject: str, since: float, until: float, max_s: float) -> Verdict:
+    """From `since` to `until` (the change), the `subject` lease was renewed at least every `max_s`: the longest
+    stretch between two renewals the lease watcher observed (harness/monitors/leases.py), counting from `since` to
+    the first and from the last to `until`, is how long the controllers went without a live leader. A stretch the
+    watcher could not see (the API down) counts as one without a leader: nobody could tell otherwise."""
+    renewals = [e.t for e in history.events_of(RENEWED, subject=subject) if since <= e.t <= until]
+    figures = {"renewals": len(renewals), "window_s": round(until - since, 3)}
+    if not renewals:
+        return Verdict("leader-continuity", Status.FAIL if until - since > max_s else Status.UNKNOWN,
+                       f"{subject}: no renewal of its lease was observed in the {fmt(until - since)} of the change",
+                       {**figures, "longest_s": None})
+    edges = [since, *renewals, until]
+    gaps = [(later - earlier, earlier) for earlier, later in zip(edges, edges[1:])]
+    longest, at = max(gaps)
+    figures.update(longest_s=round(longest, 3), at=round(at, 3))
+    said = f"{subject}: the longest stretch without a renewal of its lease was {fmt(longest)} (from t={at:.2f})"
+    if longest > max_s:
+        return Verdict("leader-continuity", Status.FAIL, f"{said}, over the allowed {fmt(max_s)}", figures)
+    return Verdict("leader-continuity", Status.PASS, f"{said}, within {fmt(max_s)} ({len(renewals)} renewals)",
+                   figures)

@@ -27,6 +27,7 @@ from harness.history import History, now
 from harness.wait import until
 
 SUBJECTS = (*LEASES, "etcd")
+RENEWED = "lease.renewed"  # event: a lease's renewTime changed since the last look (subject, holder)
 START_WAIT_S = 10.0  # start() waits this long at most for every subject's first answer
 
 
@@ -108,8 +109,14 @@ class LeaderWatcher:
                     identity = spec.get("holderIdentity") or None
                     renew_time = spec.get("renewTime") or ""
                     with self._lock:
-                        if name not in self._renewed or self._renewed[name].renew_time != renew_time:
+                        seen = self._renewed.get(name)
+                        if seen is None or seen.renew_time != renew_time:
                             self._renewed[name] = RenewalSeen(renew_time, answered_since, answered)
+                    # the first look shows a renewal of any age; each change after it, one made since the last look
+                    if seen is not None and seen.renew_time != renew_time and identity and renew_time:
+                        # a live leader writes its lease every retry period: the gaps between these are how long
+                        # the lease went without one (harness/checkers/change.py, leader-continuity)
+                        self.history.event(RENEWED, t=t, subject=name, holder=identity)
                     self._observe(name, identity, t, transitions=spec.get("leaseTransitions"))
                 answered_since = invoke
             self._stop.wait(max(0.0, self.period - (now() - invoke)))

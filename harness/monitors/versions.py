@@ -20,6 +20,10 @@ class ReleaseWatcher(Monitor):
         super().__init__(cluster, history, rate=1.0 / OBSERVATION_PERIOD_S, workers=1, **kwargs)
 
     def step(self, worker: int) -> None:
+        self.observe()
+
+    def observe(self) -> None:
+        """One observation now (a scenario takes one as a change begins and ends, besides the periodic ones)."""
         try:
             components = {cid: str(version) for cid, version in control_plane_versions(self.cluster).items()}
         except (QuorumError, OSError) as error:  # a host that did not answer: this observation is missing, said

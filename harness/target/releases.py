@@ -22,6 +22,14 @@ class ComponentReleases(ABC):
                           f"{Capability.RELEASES.value}: {Capability.RELEASES.meaning})",
                           "run it on a backend that offers it (process, docker)")
 
+    def install_release(self, component: Component | str, host: str, version: Version) -> str:
+        """Configure `component` on `host` to run release `version` from now on and restart it there, as a package
+        upgrade does on a host (configuration, not a fault: nothing heals it); the binary it runs. Only where Quorum
+        built the hosts: elsewhere the team's own tools install releases (kubeadm upgrade, their packages)."""
+        raise Unsupported("this cluster's hosts have their own package manager, not Quorum's",
+                          "install releases there with your own tools (kubeadm upgrade, your packages), and judge "
+                          "the change with `quorum change`")
+
     def running_argv(self, component: Component | str, host: str) -> list[str] | None:
         """The live command line of the component's process on `host` (argv[0] first), None while it is down."""
         pid = self.pid(component, host)  # type: ignore[attr-defined]

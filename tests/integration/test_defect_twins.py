@@ -188,6 +188,10 @@ DEEP = {
 }
 # deep cases that no presubmit twin covers: their verdict is proven both ways in the deep tier only (docs/ci.md)
 DEEP_ONLY = {
+    "upgrade-all-at-once": "clusters/defects/procedures/all-apiservers-at-once.sh, a team's script doing the same, "
+                           "fails the change scenario on availability in presubmit (tests/integration/test_change.py); "
+                           "this fails the lifecycle suite's own rolling upgrade with the cluster's strategy set to all "
+                           "at once (~3 min)",
     "kind-restart-never:self_healing": "restart-never fails the same scheduler's kill in presubmit, and "
                                        "kind-restart-never:static_pods the same static-pod kill; this fails the "
                                        "scheduler's and the controller-manager's on kind (~4 min)",

@@ -104,7 +104,10 @@ NOT_ON_HA3 = {
 }
 # the main job in two parts: the suites judged beside the other lane, and those whose verdicts are throughput and
 # latency (alone); nightly-profile scenarios run only with --profile nightly
-MAIN_JOB = Selection(("scenarios",), markers="not nightly", ignore=tuple(f"scenarios/{s}" for s in sorted(MEASURING)),
+# a team's change runs only when one is given (--change, `quorum change`): tests/integration/test_change.py gives it
+NOT_WITHOUT_A_CHANGE = "scenarios/change"
+MAIN_JOB = Selection(("scenarios",), markers="not nightly",
+                     ignore=(*(f"scenarios/{s}" for s in sorted(MEASURING)), NOT_WITHOUT_A_CHANGE),
                      deselect=tuple(sorted(RE_PROOFS | NOT_ON_HA3)))
 # the faults under load (an apiserver killed, an etcd member cut off, the controller-manager leader restarted, ~4 min
 # on 1000 hollow nodes) re-judge under load what the main job judges without it: the deep tier runs them

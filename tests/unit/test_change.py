@@ -11,9 +11,10 @@ import pytest
 
 from harness.change.procedure import ProcedureError, Step, load_procedure, one_command, parse_procedure
 from harness.change.runner import CHANGE_STEP, run_in_host, run_steps
-from harness.checkers.change import VERSIONS, change_completed, ends_on_releases, skew_held
+from harness.checkers.change import VERSIONS, change_completed, ends_on_releases, leader_continuity, skew_held
 from harness.checkers.verdict import Status
 from harness.history import History
+from harness.monitors.leases import RENEWED
 from harness.target.hosts import Ran
 from harness.wait import until
 
@@ -172,3 +173,101 @@ def test_the_release_watcher_records_what_each_component_runs_and_which_ran_noth
     ReleaseWatcher(ControlPlane(), history).step(0)
     seen = history.events_of(VERSIONS)[0]
     assert seen.get("down") == ["kube-apiserver@c2"] and len(seen.get("components")) == 5
+
+
+def test_a_change_that_says_no_release_it_must_leave_cannot_be_judged_on_its_end():
+    history = History()
+    observed(history, 1.0, kube_apiserver_at_c1="v1.35.4")
+    verdict = ends_on_releases(history, expected={})
+    assert verdict.status is Status.UNKNOWN and "--expect" in verdict.explanation
+
+
+def renewed(history: History, subject: str, *times: float) -> None:
+    for t in times:
+        history.event(RENEWED, t=t, subject=subject, holder=f"c1_{t}")
+
+
+def test_leader_continuity_is_the_longest_stretch_without_a_renewal_counted_from_the_changes_edges():
+    history = History()
+    renewed(history, "kube-scheduler", 12.0, 14.0, 30.5, 32.5, 60.0)  # a restarted leader: 16.5 s without one
+    renewed(history, "kube-controller-manager", *range(11, 60, 2))
+    slow = leader_continuity(history, subject="kube-scheduler", since=10.0, until=40.0, max_s=15.0)
+    assert slow.status is Status.FAIL and slow.figures["longest_s"] == 16.5 and slow.figures["at"] == 14.0
+    assert "16.5" in slow.explanation and "from t=14.00" in slow.explanation
+    steady = leader_continuity(history, subject="kube-controller-manager", since=10.0, until=40.0, max_s=15.0)
+    assert steady.passed and steady.figures["longest_s"] == 2.0 and steady.figures["renewals"] == 15
+    tail = leader_continuity(history, subject="kube-scheduler", since=10.0, until=50.0, max_s=15.0)
+    assert tail.status is Status.FAIL and tail.figures["longest_s"] == 17.5  # from the last renewal to the end
+    blind = leader_continuity(History(), subject="kube-scheduler", since=10.0, until=40.0, max_s=15.0)
+    assert blind.status is Status.FAIL and blind.figures["longest_s"] is None
+    short = leader_continuity(History(), subject="kube-scheduler", since=10.0, until=12.0, max_s=15.0)
+    assert short.status is Status.UNKNOWN  # too short a change to have seen a renewal: nothing to judge
+
+
+def test_the_lease_watcher_records_a_renewal_only_when_a_leases_renew_time_changed():
+    """The first look at a lease shows a renewal of any age: only a change after it is one made while watching."""
+    from harness.monitors.leases import LeaderWatcher
+
+    answers = iter([{"renewTime": "t1", "holderIdentity": "c1_a"}, {"renewTime": "t1", "holderIdentity": "c1_a"},
+                    {"renewTime": "t2", "holderIdentity": "c1_a"}, {"renewTime": "t3", "holderIdentity": "c2_b"}])
+
+    class Response:
+        status_code = 200
+
+        def __init__(self, spec):
+            self.spec = spec
+
+        def json(self):
+            return {"items": [{"metadata": {"name": "kube-scheduler"}, "spec": self.spec}]}
+
+    class Client:
+        def get(self, path, timeout):
+            try:
+                return Response(next(answers))
+            except StopIteration:
+                watcher._stop.set()
+                return Response({"renewTime": "t3", "holderIdentity": "c2_b"})
+
+    class Cluster:
+        etcd_urls = []
+
+        def lease_clients(self):
+            return [Client()]
+
+        def lease_host(self, identity):
+            return identity.partition("_")[0]
+
+    history = History()
+    watcher = LeaderWatcher(Cluster(), history, period=0.0)
+    watcher._poll_leases()
+    assert [e.get("holder") for e in history.events_of(RENEWED, subject="kube-scheduler")] == ["c1_a", "c2_b"]
+
+
+def test_expected_releases_are_read_from_the_command_line_or_refused_with_an_example():
+    import click
+
+    from harness.change.cli import expectations
+
+    assert expectations(("kubernetes=v1.35.4", "kube-scheduler=v1.34.4")) == {
+        "kubernetes": "v1.35.4", "kube-scheduler": "v1.34.4"}
+    with pytest.raises(click.UsageError, match="--expect kubernetes=v1.35.4"):
+        expectations(("v1.35.4",))
+
+
+@pytest.mark.parametrize("arguments, says", [
+    (["install", "kube-apiserver", "v1.35.4"], "is not COMPONENT@HOST; e.g. kube-apiserver@c1"),
+    (["install", "kube-apiserver@c1", "1.35"], "fix:"),
+    (["change", "--expect=v1.35.4", "--", "./up.sh"], "--expect kubernetes=v1.35.4"),
+    (["change", "--procedure=x.yaml", "--", "./up.sh"], "one of them"),
+    (["change", "--target=inv.yaml", "--backend=kind", "--", "./up.sh"], "not both"),
+])
+def test_quorum_install_and_change_refuse_bad_input_before_touching_a_cluster(tmp_path, arguments, says):
+    """What is wrong and how to fix it, with no traceback, before any cluster is opened (none runs here)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "harness.cli", *arguments], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[2], timeout=60,
+                            env={**os.environ, "QUORUM_CLUSTER": str(tmp_path / "no-such-run")})
+    assert result.returncode == 2 and says in result.stderr, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr

@@ -29,7 +29,9 @@ def problem(data) -> str:
     return info.value.problem
 
 
-@pytest.mark.parametrize("path", sorted(CLUSTERS.rglob("*.yaml")), ids=lambda p: p.name)
+# clusters/procedures/ and clusters/defects/procedures/ hold changes (harness/change/), not topologies
+@pytest.mark.parametrize("path", sorted(p for p in CLUSTERS.rglob("*.yaml") if "procedures" not in p.parts),
+                         ids=lambda p: p.name)
 def test_shipped_topologies_are_valid(path):
     if is_kind_topology(path):
         assert load_kind_topology(path).disposable

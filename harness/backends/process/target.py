@@ -3,6 +3,7 @@ its keeper (Quorum's supervisor), every file in the run directory. Loaded from t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal as signals
@@ -10,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from harness.backends.process.membership import Membership
+from harness.backends.process.packages import install_release, installed_releases
 from harness.backends.process.processes import cmdline, pids_in_netns, send
 from harness.backends.process.supervised_keeper import SupervisedKeeper
 from harness.backends.process.supervisor import Control
@@ -73,7 +75,16 @@ class ProcessTarget(Membership, Target):
 
     @cached_property
     def specs(self) -> dict[str, ComponentSpec]:
-        return {spec.id: spec for spec in specs_for(self.layout)}
+        """Each component as its host is configured: the topology's, on the release installed there if a change
+        installed one (harness/backends/process/packages.py)."""
+        installed = installed_releases(self.run_dir)
+        specs = {spec.id: spec for spec in specs_for(self.layout)}
+        for cid, release in installed.items():
+            if cid in specs:
+                spec = specs[cid]
+                specs[cid] = dataclasses.replace(spec, argv=[self.release_binary(spec.component, release),
+                                                             *spec.argv[1:]])
+        return specs
 
     def spec(self, component: Component | str, host: str) -> ComponentSpec:
         return self.specs[f"{component_name(component)}@{host}"]
@@ -254,6 +265,10 @@ class ProcessTarget(Membership, Target):
         name = component_name(component)
         chain = Toolchain(etcd=str(version)) if name == "etcd" else Toolchain(str(version))
         return str(chain.path(name))
+
+    def install_release(self, component: Component | str, host: str, version: Version) -> str:
+        """The hosts' package manager is Quorum's (harness/backends/process/packages.py)."""
+        return install_release(self, component_name(component), host, version)
 
     def supervisor_events(self) -> Path:
         return self.run_dir / "events.jsonl"
