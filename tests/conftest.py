@@ -40,12 +40,12 @@ HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to
 # (slow-leases moved to the docker lane when tests/integration/test_change.py, ~4 min, joined the process lane)
 PROCESS_LANE_TWINS = {"etcd-slow-election"}
 # In the deep tier the docker lane also holds kind's self-hosted module with its deep twins and the docker main job:
-# measured at 7084 s against the process lane's 3973 s (docs/ci.md), so these kind twins, all deep but for one case,
-# run in the process lane there. The process lane builds kind clusters already (the inventory checks); a twin's
-# failure proof is not turned into a pass by the CPU the other lane takes.
-DEEP_PROCESS_LANE_TWINS = {"kind-restart-never", "kind-checkpointer-stale-lock"}
-# With those moved the lanes ended together, but the background lane ended 40 minutes before them (docs/ci.md): in the
-# deep tier it also takes the scale twins, failure proofs of the process backend (~20 minutes with their docker builds)
+# measured at 7084 s against the process lane's 3973 s (docs/ci.md), so this kind twin, deep but for one case, runs in
+# the process lane there. The process lane builds kind clusters already (the inventory checks); a twin's failure
+# proof is not turned into a pass by the CPU the other lane takes.
+DEEP_PROCESS_LANE_TWINS = {"kind-restart-never"}
+# With it moved the lanes ended together, but the background lane ended 40 minutes before them (docs/ci.md): in the
+# deep tier it also takes the scale twins' docker builds, failure proofs of the docker backend
 DEEP_BACKGROUND_TWINS = {"scale-member-first", "scale-voter-first"}
 # Process twins whose every selected check must fail, run first in the background lane at full priority (a third
 # cluster lane for their ~9 minutes). Both lanes start with twins of their own (test_defect_twins.py precedes their

@@ -143,8 +143,10 @@ OBJECTIVE_TWINS = {"slow-restart", "slow-leases", "lb-slow-checks", "etcd-slow-e
 
 # kind twins whose scenarios a process twin already proves in CI (the same test functions): they prove the kind
 # faults (a static pod's kill and pause, the etcd leader's isolation inside a node) against a broken kind cluster
-# a deep case whose proof CI runs outside this file: the test that fails the same scenario for the same reason (it
-# reads the reason from CASES) on a cluster built for more than the twin (test_deep_twins.py checks it exists)
+# twins proven on a cluster built for more than the twin, never built alone: the test named here gives that cluster
+# the defects the twin's own file plants (read from the file, applied as its build would apply them) and fails the
+# same scenario for the reason CASES states (test_deep_twins.py checks both). A build of the twin alone would prove
+# the same again, so no tier runs one (docs/ci.md, "Past findings": the deep tier's double proofs)
 PROVEN_ELSEWHERE = {
     "kind-no-checkpointer": "tests/integration/test_kind_self_hosted.py::"
                             "test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss",
@@ -163,26 +165,7 @@ PROVEN_ELSEWHERE = {
     "scale-voter-first": "tests/integration/test_scale.py::"
                          "test_the_same_cluster_adding_its_spare_as_a_voter_first_fails_for_the_twins_reason",
 }
-# a twin built only for itself, whose failure PROVEN_ELSEWHERE's test proves on a shared cluster: its own build is
-# the deep tier's re-proof
-ELSEWHERE = "the test PROVEN_ELSEWHERE names fails the same scenario for the same reason on"
 DEEP = {
-    "kind-no-checkpointer": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer removed; this builds the twin "
-                            "itself (~4 min)",
-    "kind-apiserver-in-place": f"{ELSEWHERE} kind-self-hosted-1 with its DaemonSet updated in place and no "
-                               "PodDisruptionBudget; this builds the twin itself (~4 min)",
-    "kind-stale-checkpoints": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer rolled out with --never-collect; "
-                              "this builds the twin itself (~5 min)",
-    "kind-stale-secrets": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer rolled out with --never-refresh; this "
-                          "builds the twin itself (~3 min)",
-    "kind-checkpointer-stale-lock": f"{ELSEWHERE} kind-self-hosted-1 with its checkpointer rolled out with "
-                                    "--presence-lock; this builds the twin itself (~6 min)",
-    "kind-lb-no-health-check": f"{ELSEWHERE} the kind module's cluster with its load balancer's health checks "
-                               "removed; this builds the twin itself (~3 min)",
-    "scale-member-first": f"{ELSEWHERE} ha3-scale with the defect switched on in its run's topology; this builds the "
-                          "twin itself (~5 min)",
-    "scale-voter-first": f"{ELSEWHERE} a one-spare copy of ha3-scale with the defect switched on in its run's topology; this builds the "
-                         "twin itself (~5 min)",
     "kind-restart-never:leader_election": "no-leader-election fails the same four scenarios",
     "kind-etcd-2-members": "etcd-2-members and etcd-split-member fail the same two scenarios",
 }
@@ -287,8 +270,11 @@ def conformance_failures(tmp_path: Path, twin: str, *arguments: str, backend: st
     return result, failed
 
 
-@pytest.mark.parametrize("twin, suite, select, reason", [with_marks(c) for c in CASES],
-                         ids=[case_id(c[0], c[1]) for c in CASES])
+BUILT_ALONE = [case for case in CASES if case_id(case[0], case[1]) not in PROVEN_ELSEWHERE]
+
+
+@pytest.mark.parametrize("twin, suite, select, reason", [with_marks(c) for c in BUILT_ALONE],
+                         ids=[case_id(c[0], c[1]) for c in BUILT_ALONE])
 def test_the_suite_fails_on_its_broken_twin(tmp_path, twin, suite, select, reason):
     fails_for_its_reason(tmp_path, twin, suite, select, reason, backend_of(twin))
 

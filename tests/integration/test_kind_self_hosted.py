@@ -150,6 +150,14 @@ def _reason(twin: str) -> str:
     return next(reason for name, _, _, reason in CASES if name == twin)
 
 
+def _defects(twin: str):
+    """What the twin's own file plants (clusters/defects/<twin>.yaml): this cluster is given those defects to prove the
+    twin, with the functions its build applies them with, so the file is what is proven (it is not built alone)."""
+    from harness.backends.kind.topology import load_kind_topology
+
+    return load_kind_topology(CLUSTERS / "defects" / f"{twin}.yaml").defects
+
+
 @passes("kind", Selection((POWER_LOSS,)))
 def test_the_api_comes_back_from_its_checkpoints_after_every_control_plane_node_loses_power(self_hosted, tmp_path):
     """The checkpointer's mechanism, presubmit's smoke of this module: after a power loss of every node, the API
@@ -200,6 +208,8 @@ def test_the_same_cluster_updating_its_apiserver_in_place_loses_the_api_to_a_bad
         assert api.request("PATCH", "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-apiserver", strategy,
                            content_type="application/merge-patch+json").status_code == 200
 
+    # the twin's build updates its DaemonSet in place and, so, creates no PodDisruptionBudget (self_hosted.pivot)
+    assert _defects("kind-apiserver-in-place").apiserver_updated_in_place
     update_in_place(True)
     try:
         assert api.request("DELETE", "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/kube-apiserver"
@@ -224,9 +234,11 @@ def test_the_same_cluster_with_a_checkpointer_that_never_collects_runs_the_old_a
         self_hosted, tmp_path):
     """The twin kind-stale-checkpoints on this cluster: its checkpointer rolled out with --never-collect,
     the upgrade-then-power-loss scenario fails for the twin's reason (the old version's checkpoint runs again)."""
-    from harness.backends.kind.checkpointer import roll_out_args
+    from harness.backends.kind.checkpointer import defect_args, roll_out_args
 
-    roll_out_args(self_hosted, ["--never-collect"])
+    args = defect_args(_defects("kind-stale-checkpoints"))  # as its build rolls the checkpointer out
+    assert args == ["--never-collect"], args
+    roll_out_args(self_hosted, args)
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
                                        "scenarios/checkpointer/test_upgrade_then_power_loss.py")
     assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
@@ -238,9 +250,11 @@ def test_the_same_cluster_with_a_checkpointer_that_never_collects_runs_the_old_a
 def test_the_same_cluster_with_a_checkpointer_that_never_refreshes_keeps_a_changed_secrets_old_copy(self_hosted, tmp_path):
     """The twin kind-stale-secrets on this cluster: its checkpointer rolled out with --never-refresh,
     the secret-refresh scenario fails for the twin's reason (the node's copy keeps the old value)."""
-    from harness.backends.kind.checkpointer import roll_out_args
+    from harness.backends.kind.checkpointer import defect_args, roll_out_args
 
-    roll_out_args(self_hosted, ["--never-refresh"])
+    args = defect_args(_defects("kind-stale-secrets"))  # as its build rolls the checkpointer out
+    assert args == ["--never-refresh"], args
+    roll_out_args(self_hosted, args)
     code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
                                        "scenarios/checkpointer/test_secret_refresh.py")
     assert code == 1 and " failed" in output.splitlines()[-1], output[-4000:]
@@ -256,10 +270,12 @@ def test_the_same_cluster_with_a_checkpointer_whose_lock_outlives_it_is_never_ha
     scenario that kills it while the API is down fails for the twin's reason (the restarted checkpointer waits for
     its dead predecessor's lock, so the apiserver's checkpoint is never handed back). Before the last twin, which
     takes every checkpoint away."""
-    from harness.backends.kind.checkpointer import roll_out_args
+    from harness.backends.kind.checkpointer import defect_args, roll_out_args
     from harness.clients.checkpoints import view
 
-    roll_out_args(self_hosted, ["--presence-lock"])
+    args = defect_args(_defects("kind-checkpointer-stale-lock"))  # as its build rolls the checkpointer out
+    assert args == ["--presence-lock"], args
+    roll_out_args(self_hosted, args)
     try:
         code, output = _checkpointer_suite(self_hosted, tmp_path / "histories",
                                            "scenarios/checkpointer/test_checkpointer.py::"
@@ -276,10 +292,10 @@ def test_the_same_cluster_with_a_checkpointer_whose_lock_outlives_it_is_never_ha
 @fails("kind", Selection((SELF_HOSTED_CHECKS,), keyword="checkpointer_runs"), "kind-no-checkpointer")
 def test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss(self_hosted, tmp_path):
     """The twin's proof on this cluster (last: it leaves no API): the checkpointer and every checkpoint removed,
-    the same scenario fails for the twin's reason (clusters/defects/kind-no-checkpointer.yaml re-proves it from its
-    own build, nightly)."""
+    the same scenario fails for the twin's reason (the defect clusters/defects/kind-no-checkpointer.yaml plants)."""
     from harness.backends.kind.checkpointer import remove
 
+    assert _defects("kind-no-checkpointer").no_checkpointer  # its build installs no checkpointer
     remove(self_hosted)
     code, output = _checkpointer_suite(self_hosted, tmp_path / "conformance", "scenarios/conformance/test_self_hosted.py")
     assert code == 1 and "1 failed, 2 passed" in output.splitlines()[-1], output[-4000:]

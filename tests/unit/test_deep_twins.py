@@ -1,5 +1,6 @@
-"""A twin case marked deep says why: a process twin CI runs fails the same scenarios, or a test on a cluster built for
-more than the twin (PROVEN_ELSEWHERE) fails them for the same reason. Checked here from the selections themselves
+"""A twin case marked deep says why: a process twin CI runs fails the same scenarios. A twin proven on a cluster built
+for more than the twin (PROVEN_ELSEWHERE) is never built alone, and its test plants the twin file's own defects and
+fails the same scenarios for the same reason. Checked here from the selections themselves
 (pytest's collection), so a DEEP entry cannot claim a cover that is not there. Which tier proves each verdict is
 tests/unit/test_tiers.py's rule."""
 
@@ -10,8 +11,8 @@ import pytest
 
 from harness.backends.kind.topology import is_kind_topology
 from tests.collect import collect_only, node_ids
-from tests.integration.test_defect_twins import (CASES, CONFORMANCE, CONFORMANCE_DEEP, CONFORMANCE_ONLY, DEEP,
-                                                 PROVEN_ELSEWHERE, case_id)
+from tests.integration.test_defect_twins import (BUILT_ALONE, CASES, CONFORMANCE, CONFORMANCE_DEEP,
+                                                 CONFORMANCE_ONLY, DEEP, PROVEN_ELSEWHERE, case_id)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +28,7 @@ def selected(suite: str, select) -> frozenset[str]:
     return ids
 
 
-@pytest.mark.parametrize("deep_case", sorted(set(DEEP) - set(PROVEN_ELSEWHERE)))
+@pytest.mark.parametrize("deep_case", sorted(DEEP))
 def test_a_deep_twin_case_is_covered_by_process_twins_that_ci_runs(deep_case):
     cases = {case_id(twin, suite): (twin, suite, select) for twin, suite, select, _ in CASES}
     assert deep_case in cases, f"DEEP names no case: {deep_case}"
@@ -49,7 +50,8 @@ def collected(nodes: tuple[str, ...]) -> str:
 
 @pytest.mark.parametrize("deep_case", sorted(PROVEN_ELSEWHERE))
 def test_a_deep_twin_case_proven_elsewhere_names_a_test_that_reads_its_reason(deep_case):
-    assert deep_case in DEEP, f"{deep_case} is proven elsewhere but not deep: a tier would run it twice"
+    assert deep_case not in DEEP and deep_case not in {case_id(c[0], c[1]) for c in BUILT_ALONE}, \
+        f"{deep_case} is proven elsewhere and built alone too: a tier would prove it twice"
     node = PROVEN_ELSEWHERE[deep_case]
     out = collected(tuple(sorted(set(PROVEN_ELSEWHERE.values()))))
     assert node in out.splitlines(), f"{node} is not a test pytest collects:\n{out[-1500:]}"
@@ -68,6 +70,10 @@ def test_a_deep_twin_case_proven_elsewhere_names_a_test_that_reads_its_reason(de
     assert f'twin == "{deep_case}"' in body or (reads_cases and (f'_reason("{deep_case}")' in body or parametrized
                                                                   or helped)), \
         f"{node} does not read {deep_case}'s reason from CASES"
+    # and plants what the twin's file says: read from clusters/defects/, in the test or in a helper it calls with
+    # the twin's name
+    reads_file = '"defects"' in source and (f'"{deep_case}"' in body or f"{deep_case}.yaml" in source)
+    assert reads_file, f"{node} does not read {deep_case}'s defects from its file in clusters/defects/"
 
 
 @pytest.mark.parametrize("deep_twin", sorted(CONFORMANCE_DEEP))
