@@ -77,6 +77,10 @@ def expectations(values: tuple[str, ...]) -> dict[str, str]:
               help="seconds the whole change may take")
 @click.option("--rollback", default=None, metavar="CMD", help="a command run when a verdict on the change fails "
               "(split as a shell would, never run by one); the rollback is judged the same way")
+@click.option("--load", is_flag=True, help="the profile's steady API load beside the change")
+@click.option("--kill-leader", "kills", multiple=True, metavar="LEASE:SECONDS",
+              help="kill the leader of LEASE (kube-controller-manager or kube-scheduler) SECONDS into the change, "
+                   "e.g. kube-controller-manager:30")
 @click.option("--target", "inventory", type=click.Path(dir_okay=False, path_type=Path),
               help="a cluster Quorum did not build, by its inventory (it must say disposable: true)")
 @click.option("--topology", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -86,8 +90,8 @@ def expectations(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--history-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[str, ...], budget_s: float,
-           rollback: str | None, inventory: Path | None, topology: Path | None, backend: str | None,
-           keep_cluster: bool, run_dir: Path | None, history_dir: Path | None) -> None:
+           rollback: str | None, load: bool, kills: tuple[str, ...], inventory: Path | None, topology: Path | None,
+           backend: str | None, keep_cluster: bool, run_dir: Path | None, history_dir: Path | None) -> None:
     """Run your change (COMMAND after `--`, or --procedure FILE) on a cluster while clients read and write through it
     and its leases and releases are watched, and judge it: availability, lost writes, leader continuity, the version
     skew policy at every observation, the releases it ends on and its budget (docs/lifecycle.md). E.g.
@@ -102,15 +106,17 @@ def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[
     if inventory is not None and (topology is not None or backend is not None):
         raise click.UsageError("give --target INVENTORY, or --topology/--backend, not both")
     if procedure_file is not None:
-        if expect or rollback:
-            raise click.UsageError("--expect and --rollback belong in the procedure file when you give one")
+        if expect or rollback or load or kills:
+            raise click.UsageError("--expect, --rollback, --load and --kill-leader belong in the procedure file when "
+                                   "you give one (expect, rollback, load, faults)")
         procedure = load_procedure(procedure_file)
     else:
         try:
             undo = shlex.split(rollback) if rollback else None
         except ValueError as error:
             raise click.UsageError(f"--rollback {rollback!r}: {error}") from None
-        procedure = one_command(list(command), expect=expectations(expect), budget_s=budget_s, rollback=undo)
+        procedure = one_command(list(command), expect=expectations(expect), budget_s=budget_s, rollback=undo,
+                                load=load, faults=leader_kills(kills))
     options = [f"--target={inventory}"] if inventory else []
     options += [f"--topology={topology}"] if topology else []
     options += [f"--backend={backend}"] if backend else []
@@ -133,6 +139,22 @@ def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[
         click.echo(f"the change was not judged: {'; '.join(skipped)}", err=True)
         sys.exit(3)
     sys.exit(0 if result.returncode == 0 else 1)
+
+
+def leader_kills(values: tuple[str, ...]) -> list[dict]:
+    """`--kill-leader kube-controller-manager:30` as the procedure's faults (checked there: the lease's name and a
+    time within the budget)."""
+    kills = []
+    for value in values:
+        lease, sep, after = value.rpartition(":")
+        try:
+            kills.append({"kill_leader": lease, "after_s": float(after)})
+        except ValueError:
+            sep = ""
+        if not sep or not lease:
+            raise click.UsageError(f"--kill-leader {value!r} is not LEASE:SECONDS; e.g. --kill-leader "
+                                   "kube-controller-manager:30")
+    return kills
 
 
 def verdict_lines(history_dir: Path) -> list[str]:

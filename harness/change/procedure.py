@@ -11,11 +11,15 @@ of a procedure file is pasted into a command. A procedure file:
       - {name: the others, run: [./upgrade-rest.sh]}
     rollback:
       - {run: [./downgrade.sh]}
+    load: true                         # the profile's steady API load while the change runs
+    faults:                            # the controller-manager's leader killed 30 s into the change
+      - {kill_leader: kube-controller-manager, after_s: 30}
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -63,9 +67,20 @@ class Step(BaseModel):
         return self.name or Path(self.run[0]).name
 
 
+class LeaderKill(BaseModel):
+    """A fault during the change: the process holding `lease` (kube-controller-manager's or kube-scheduler's) killed
+    with SIGKILL `after_s` seconds into the change, wherever it runs then."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    kill_leader: Literal["kube-controller-manager", "kube-scheduler"]
+    after_s: float = Field(gt=0, le=MAX_BUDGET_S)
+
+
 class Procedure(BaseModel):
     """The change: its steps in order, its budget, the releases it must leave (`expect`: "kubernetes" or a
-    component's name -> a release) and its rollback, run when a verdict on the change fails."""
+    component's name -> a release) and its rollback, run when a verdict on the change fails. Beside it: the
+    profile's steady API load when `load` is true, and the `faults` at their times."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -73,6 +88,8 @@ class Procedure(BaseModel):
     budget_s: float = Field(1800.0, gt=0, le=MAX_BUDGET_S)
     expect: dict[str, str] = Field(default_factory=dict)
     rollback: list[Step] = Field(default_factory=list, max_length=100)
+    load: bool = False
+    faults: list[LeaderKill] = Field(default_factory=list, max_length=10)
 
     @field_validator("expect")
     @classmethod
@@ -99,8 +116,8 @@ def parse_procedure(data: object, source: str) -> Procedure:
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'the file'}: {e['msg']}"
                              for e in error.errors())
-        raise ProcedureError(f"{source}: {problems}", "correct the procedure file (docs/lifecycle.md, "
-                                                      "\"Your own procedure\")") from None
+        raise ProcedureError(f"{source}: {problems}", f"correct {source} (docs/lifecycle.md, \"Your own procedure\"; "
+                                                      "`quorum change --help`)") from None
 
 
 def load_procedure(path: Path) -> Procedure:
@@ -116,9 +133,10 @@ def load_procedure(path: Path) -> Procedure:
     return parse_procedure(data, str(path))
 
 
-def one_command(argv: list[str], *, expect: dict[str, str], budget_s: float,
-                rollback: list[str] | None = None) -> Procedure:
-    """The procedure of `quorum change ... -- CMD ARGS`: one local step, and the rollback command if one is given."""
+def one_command(argv: list[str], *, expect: dict[str, str], budget_s: float, rollback: list[str] | None = None,
+                load: bool = False, faults: list[dict] | None = None) -> Procedure:
+    """The procedure of `quorum change ... -- CMD ARGS`: one local step, the rollback command if one is given, the
+    load and the faults beside it."""
     data = {"steps": [{"run": argv}], "expect": expect, "budget_s": budget_s,
-            "rollback": [{"run": rollback}] if rollback else []}
+            "rollback": [{"run": rollback}] if rollback else [], "load": load, "faults": faults or []}
     return parse_procedure(data, "the command line")

@@ -13,6 +13,7 @@ from harness.toolchain.versions import Version
 
 # event: components=<'<component>@<host>' -> release>, down=[<component>@<host> running nothing]: one observation
 VERSIONS = "versions"
+FAULT_MISSED = "change.fault.missed"  # event: a fault the change asked for that could not be injected (fault, why)
 
 
 @checker("change-completed")
@@ -121,3 +122,20 @@ def leader_continuity(history: History, *, subject: str, since: float, until: fl
         return Verdict("leader-continuity", Status.FAIL, f"{said}, over the allowed {fmt(max_s)}", figures)
     return Verdict("leader-continuity", Status.PASS, f"{said}, within {fmt(max_s)} ({len(renewals)} renewals)",
                    figures)
+
+
+@checker("faults-happened")
+def faults_happened(history: History, *, planned: list[str], since: float, until: float) -> Verdict:
+    """Each fault the change asked for (`planned`: their names, e.g. "kill") was injected between `since` and `until`,
+    the change's start and end: one that was not (its time came after the change ended, or no holder was found to
+    kill) leaves the change unjudged under it, never passed."""
+    injected = [event.get("name") for start, _, event in history.fault_windows() if since <= start <= until]
+    missed = [f"{e.get('fault')}: {e.get('why')}" for e in history.events_of(FAULT_MISSED)]
+    figures = {"planned": len(planned), "injected": len(injected), "missed": missed}
+    short = [name for name in set(planned) if injected.count(name) < planned.count(name)]
+    if short or missed:
+        why = "; ".join(missed) or ", ".join(sorted(short))
+        return Verdict("faults-happened", Status.UNKNOWN, f"{len(injected)} of the {len(planned)} faults asked for "
+                       f"were injected while the change ran (not: {why}): it was not judged under them", figures)
+    return Verdict("faults-happened", Status.PASS, f"all {len(planned)} faults asked for were injected while the "
+                   "change ran", figures)

@@ -8,11 +8,14 @@ import time
 
 import pytest
 
+from harness.change.beside import FaultsDuringChange
 from harness.change.runner import change_env, run_in_host, run_steps
 from harness.checkers import availability, durability
 from harness.checkers.verdict import Verdict
-from harness.checkers.change import change_completed, ends_on_releases, leader_continuity, skew_held
+from harness.checkers.change import (change_completed, ends_on_releases, faults_happened, leader_continuity,
+                                     skew_held)
 from harness.history import History
+from harness.load.generator import LoadGenerator, spec_for
 from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, judge
@@ -36,6 +39,18 @@ def change(quorum_settings, cluster):
     return procedure
 
 
+@pytest.fixture
+def steady_load(change, cluster, history, profile, tmp_path):
+    """When the change asks for it, the profile's API load (its users and rate) for at most the change's budget:
+    the test stops it when the change and its rollback have ended, this fixture whatever happened."""
+    if not change.load:
+        yield None
+        return
+    spec = spec_for(cluster, users=profile.load_users, rate_per_s=profile.load_rate_per_s, duration_s=change.budget_s)
+    with LoadGenerator(cluster, history, spec, tmp_path / "load") as load:
+        yield load
+
+
 def current_releases(history) -> dict[str, str]:
     """Each component's release at the last observation, as a rollback must leave them again."""
     seen = history.events_of("versions")
@@ -45,22 +60,30 @@ def current_releases(history) -> dict[str, str]:
 @pytest.mark.destructive
 @pytest.mark.measures("availability_pct", "lost_writes", "lease_failover_s")
 def test_the_change_keeps_the_api_the_writes_and_the_leaders_and_ends_on_its_releases(
-        cluster, change, rolling_change_prober, etcd_writer, kube_writer, leases, release_watcher, history,
-        tmp_path):
+        cluster, change, nemesis, rolling_change_prober, etcd_writer, kube_writer, leases, release_watcher, history,
+        steady_load, tmp_path):
     """Run the change's steps in order, each within its budget and all within the change's. Judged, each against
     its objective: reads through the LB stay >= 99.5 % available and no acknowledged write (API or etcd) is lost;
     neither controller lease goes longer without a renewal than a leader failover; at every observation the
     control plane is within the version skew policy; the change ends with every component on the releases it
     expects, and every step exited 0 in time. When one of these fails as the change ends (availability and the
     leaders as far as they were seen by then) and the change has a rollback, the rollback runs and is judged the
-    same way: its steps, the releases from before the change, and clients and leaders over both."""
+    same way: its steps, the releases from before the change, and clients and leaders over both. Beside it, when
+    the change asks: the profile's steady API load, and faults at their times (each must have happened while the
+    change ran, or it was not judged under them)."""
     started = time.monotonic()
     release_watcher.observe()  # what the control plane runs as the change begins (the rollback's target)
     before = current_releases(history)
     env, in_host, logs = change_env(cluster), run_in_host(cluster.run), tmp_path / "change-logs"
-    run_steps(list(change.steps), phase="change", budget_s=change.budget_s, history=history, log_dir=logs,
-              in_host=in_host, env=env)
+    faults = FaultsDuringChange(nemesis, leases, history, list(change.faults)).start()
+    try:
+        run_steps(list(change.steps), phase="change", budget_s=change.budget_s, history=history, log_dir=logs,
+                  in_host=in_host, env=env)
+    finally:
+        faults.stop()
     release_watcher.observe()  # the releases the change left, now rather than up to a period later
+    during = [faults_happened(history, planned=["kill"] * len(change.faults), since=started,
+                              until=time.monotonic())] if change.faults else []
     done = [change_completed(history), skew_held(history, since=started),
             ends_on_releases(history, expected=change.expect)]
     bound = configured_bound("lease_failover_s", cluster)
@@ -75,6 +98,7 @@ def test_the_change_keeps_the_api_the_writes_and_the_leaders_and_ends_on_its_rel
         rolled_back = [change_completed(history, phase="rollback"),
                        ends_on_releases(history, expected=_releases(before))]
     ended = time.monotonic()
+    achieved = steady_load.stop() if steady_load is not None else None
     settle(cluster, rolling_change_prober)
     etcd_writer.stop()
     kube_writer.stop()
@@ -82,9 +106,9 @@ def test_the_change_keeps_the_api_the_writes_and_the_leaders_and_ends_on_its_rel
     api, writes = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT), durability(history, system="kube")
     longest = [v.figures.get("longest_s") for v in leaders]
     verdicts = judge(
-        history, *done, *rolled_back, api, durability(history, system="etcd"), writes, *leaders,
+        history, *done, *during, *rolled_back, api, durability(history, system="etcd"), writes, *leaders,
         figures={"steps": done[0].figures.get("steps"), "took_s": round(ended - started, 3),
-                 "rolled_back": bool(rolled_back)},
+                 "rolled_back": bool(rolled_back), "load_rps": None if achieved is None else round(achieved.rps, 1)},
         measures=[from_verdict("availability_pct", api, "availability_pct"),
                   from_verdict("lost_writes", writes, "lost"),
                   Measurement("lease_failover_s", None if None in longest else max(longest), None, bound,

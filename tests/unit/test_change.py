@@ -271,3 +271,71 @@ def test_quorum_install_and_change_refuse_bad_input_before_touching_a_cluster(tm
                             env={**os.environ, "QUORUM_CLUSTER": str(tmp_path / "no-such-run")})
     assert result.returncode == 2 and says in result.stderr, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_faults_during_a_change_are_injected_at_their_time_and_one_due_after_it_is_not_judged_as_passed():
+    """A leader kill due after 0.2 s happens while the change runs; one due after 30 s never does, since the change
+    ends first: faults-happened is unknown for it, never a pass."""
+    from harness.change.beside import FaultsDuringChange
+    from harness.change.procedure import LeaderKill
+    from harness.checkers.change import faults_happened
+
+    class Nemesis:
+        def __init__(self):
+            self.injected = []
+
+        def inject(self, fault):
+            self.injected.append(fault.component)
+            history.event("fault.start", id=str(len(self.injected)), name=fault.name, params={})
+            return fault
+
+    class Leases:
+        def holder(self, subject):
+            return "c2"
+
+    from harness.history import now
+
+    history, nemesis, started = History(), Nemesis(), now()
+    faults = FaultsDuringChange(nemesis, Leases(), history, [LeaderKill(kill_leader="kube-scheduler", after_s=0.2)])
+    faults.start()
+    assert until(lambda: nemesis.injected, 5.0).held
+    faults.stop()
+    assert nemesis.injected == ["kube-scheduler@c2"]
+    assert faults_happened(history, planned=["kill"], since=started, until=now()).passed
+    late = FaultsDuringChange(nemesis, Leases(), History(), [LeaderKill(kill_leader="kube-scheduler", after_s=30)])
+    late.start()
+    late.stop()
+    verdict = faults_happened(History(), planned=["kill"], since=started, until=now())
+    assert verdict.status is Status.UNKNOWN and "0 of the 1 faults" in verdict.explanation
+    assert nemesis.injected == ["kube-scheduler@c2"]  # the late one was cancelled, not fired
+
+
+def test_a_fault_that_finds_no_leader_to_kill_is_recorded_as_missed_and_leaves_the_change_unjudged():
+    from harness.change.beside import FaultsDuringChange
+    from harness.change.procedure import LeaderKill
+    from harness.checkers.change import faults_happened
+    from harness.errors import FaultError
+    from harness.history import now
+
+    class Leases:
+        def holder(self, subject):
+            raise FaultError("no kube-scheduler holder was observed within 10 s")
+
+    history, started = History(), now()
+    FaultsDuringChange(None, Leases(), history, [LeaderKill(kill_leader="kube-scheduler", after_s=30)])._inject(
+        LeaderKill(kill_leader="kube-scheduler", after_s=30))
+    verdict = faults_happened(history, planned=["kill"], since=started, until=now())
+    assert verdict.status is Status.UNKNOWN and "no kube-scheduler holder was observed" in verdict.explanation
+
+
+def test_leader_kills_are_read_from_the_command_line_and_checked_by_the_procedure():
+    import click
+
+    from harness.change.cli import leader_kills
+
+    assert leader_kills(("kube-controller-manager:30",)) == [{"kill_leader": "kube-controller-manager", "after_s": 30.0}]
+    with pytest.raises(click.UsageError, match="LEASE:SECONDS"):
+        leader_kills(("kube-controller-manager",))
+    assert "faults.0.kill_leader" in problem({"steps": [{"run": ["x"]}], "faults": [{"kill_leader": "etcd", "after_s": 5}]})
+    assert "faults.0.after_s" in problem({"steps": [{"run": ["x"]}],
+                                          "faults": [{"kill_leader": "kube-scheduler", "after_s": 0}]})
