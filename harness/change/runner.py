@@ -55,7 +55,7 @@ HostRunner = Callable[[Step, float, Path], tuple[int, bool]]
 
 def run_here(step: Step, budget_s: float, log: Path, env: dict[str, str] | None = None) -> tuple[int | None, bool]:
     """The step on this machine, in a process group of its own, stopped whole once `budget_s` has passed; `env` is
-    added to this process's environment (where the cluster is: CHANGE_ENV)."""
+    added to this process's environment (where the cluster is: change_env)."""
     with _private(log) as out:
         process = subprocess.Popen(step.run, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True, env={**os.environ, **env} if env else None)

@@ -2,7 +2,8 @@
 (clusters/procedures/, a script calling `quorum install` host by host) passes its upgrade and its downgrade, and
 each bad procedure of clusters/defects/procedures/, written as a team might write it, fails for its reason and is
 rolled back by the good downgrade; a change that exits non-zero, outlives its budget or leaves a mixed version says
-which. One ha3 cluster serves them all (`--keep-cluster`), each change leaving it on v1.34.4 again."""
+which. One ha3 cluster serves them all (`--keep-cluster`), in file order: each bad procedure's rollback leaves it on
+v1.34.4, the example upgrade on v1.35.4 and the example downgrade (deep) on v1.34.4 again for the rest."""
 
 import subprocess
 import sys
@@ -49,20 +50,6 @@ def releases(run_dir: Path) -> set[str]:
     return {str(v) for v in control_plane_versions(registry.open_target(run_dir)).values()}
 
 
-@passes("process", CHANGE)
-def test_the_example_procedure_upgrades_and_downgrades_ha3_and_every_verdict_passes(kept, tmp_path):
-    """clusters/procedures/rolling-upgrade.sh to v1.35.4, then rolling-downgrade.sh back to v1.34.4, each a change
-    of its own: both pass (availability, writes, leader continuity, skew at every observation, the releases at the
-    end, the budget), and the cluster runs what each promised."""
-    code, output = quorum_change(kept, tmp_path, "--procedure=clusters/procedures/rolling-upgrade.yaml")
-    assert code == 0, failure_excerpt(output)
-    assert releases(kept) == {UPGRADE_TO}
-    code, output = quorum_change(kept, tmp_path, f"--expect=kubernetes={BUILT}", "--",
-                                 "clusters/procedures/rolling-downgrade.sh", BUILT)
-    assert code == 0, failure_excerpt(output)
-    assert releases(kept) == {BUILT}
-
-
 @pytest.mark.parametrize("script, reason", [
     pytest.param("all-apiservers-at-once.sh", "[availability: fail]",
                  marks=fails("process", CHANGE, "procedures/all-apiservers-at-once.sh")),
@@ -76,6 +63,27 @@ def test_a_bad_procedure_fails_for_its_reason_and_its_rollback_takes_the_cluster
                                  "--", str(BAD / script), UPGRADE_TO)
     assert code == 1 and reason in output, failure_excerpt(output)
     assert "PASS    change-completed: rollback: all 1 steps exited 0" in output, failure_excerpt(output)
+    assert releases(kept) == {BUILT}
+
+
+@passes("process", CHANGE)
+def test_the_example_procedure_upgrades_ha3_and_every_verdict_passes(kept, tmp_path):
+    """clusters/procedures/rolling-upgrade.yaml (rolling-upgrade.sh to v1.35.4) passes: availability, writes, leader
+    continuity, skew at every observation, the releases at the end, the budget; the cluster runs v1.35.4."""
+    code, output = quorum_change(kept, tmp_path, "--procedure=clusters/procedures/rolling-upgrade.yaml")
+    assert code == 0, failure_excerpt(output)
+    assert releases(kept) == {UPGRADE_TO}
+
+
+@passes("process", CHANGE)
+@pytest.mark.deep("presubmit passes the example upgrade, and runs this downgrade as the rollback of a bad "
+                  "procedure; this passes it as a change of its own (~2 min)")
+def test_the_example_downgrade_takes_ha3_back_and_every_verdict_passes(kept, tmp_path):
+    """rolling-downgrade.sh back to v1.34.4 after the upgrade above, a change of its own: every verdict passes."""
+    assert releases(kept) == {UPGRADE_TO}, "the example upgrade runs first"
+    code, output = quorum_change(kept, tmp_path, f"--expect=kubernetes={BUILT}", "--",
+                                 "clusters/procedures/rolling-downgrade.sh", BUILT)
+    assert code == 0, failure_excerpt(output)
     assert releases(kept) == {BUILT}
 
 
