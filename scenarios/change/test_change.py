@@ -12,7 +12,7 @@ from harness.change.beside import FaultsDuringChange
 from harness.change.runner import change_env, run_in_host, run_steps
 from harness.checkers import availability, durability
 from harness.checkers.verdict import Verdict
-from harness.checkers.change import (change_completed, ends_on_releases, faults_happened, leader_continuity,
+from harness.checkers.change import (VERSIONS, change_completed, ends_on_releases, faults_happened, leader_continuity,
                                      skew_held)
 from harness.history import History
 from harness.load.generator import LoadGenerator, spec_for
@@ -53,7 +53,7 @@ def steady_load(change, cluster, history, profile, tmp_path):
 
 def current_releases(history) -> dict[str, str]:
     """Each component's release at the last observation, as a rollback must leave them again."""
-    seen = history.events_of("versions")
+    seen = history.events_of(VERSIONS)
     return dict(seen[-1].get("components", {})) if seen else {}
 
 
