@@ -33,8 +33,8 @@ def change_completed(history: History, *, phase: str = "change") -> Verdict:
         why = _failed(event)
         if why:
             return Verdict("change-completed", Status.FAIL, f"{phase} step {event.get('index')}/{planned} "
-                           f"'{event.get('title')}' on {event.get('on')} {why} (its output: {event.get('log')} in the "
-                           "run directory)", figures)
+                           f"'{event.get('title')}' on {event.get('on')} {why} (its output: {event.get('log')})",
+                           figures)
     if len(steps) < planned:
         return Verdict("change-completed", Status.UNKNOWN, f"{phase}: {len(steps)} of {planned} steps were recorded",
                        figures)
@@ -62,7 +62,8 @@ def skew_held(history: History, *, since: float | None = None) -> Verdict:
     states = {tuple(sorted(e.get("components", {}).items())) for e in seen}
     figures = {"observations": len(seen), "states": len(states)}
     for event in seen:
-        found = violations({cid: Version.parse(v) for cid, v in event.get("components", {}).items()})
+        found = violations({cid: Version.parse(v) for cid, v in event.get("components", {}).items()},
+                           talks_to=event.get("talks_to"))
         if found:
             first = found[0]
             return Verdict("skew-held", Status.FAIL, f"at t={event.t:.2f} the control plane broke the version skew "

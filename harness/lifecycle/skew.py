@@ -11,7 +11,7 @@ from harness.toolchain.versions import Version
 from harness.topology import Component
 
 APISERVER = Component.APISERVER.value
-FOLLOWERS = (Component.CONTROLLER_MANAGER.value, Component.SCHEDULER.value)  # they talk to every apiserver (the LB)
+FOLLOWERS = (Component.CONTROLLER_MANAGER.value, Component.SCHEDULER.value)  # each talks to an apiserver
 # the order the policy's "supported component upgrade order" requires; a rollback runs it backwards
 UPGRADE_ORDER = (APISERVER, *FOLLOWERS)
 
@@ -57,8 +57,11 @@ class Violation:
     detail: str
 
 
-def violations(versions: dict[str, Version]) -> list[Violation]:
-    """What a control plane at `versions` ('<component>@<host>' -> version) breaks, if anything."""
+def violations(versions: dict[str, Version], talks_to: dict[str, list[str]] | None = None) -> list[Violation]:
+    """What a control plane at `versions` ('<component>@<host>' -> version) breaks, if anything. `talks_to`: the
+    hosts whose apiserver a controller-manager or scheduler uses ('<component>@<host>' -> hosts), for one that uses
+    only some (kubeadm's: its own node's); one not named there uses every apiserver (a load balancer's endpoint).
+    A controller whose apiservers are all down at that moment talks to none, and no rule of theirs applies."""
     found: list[Violation] = []
     apiservers = {cid: v for cid, v in versions.items() if _component(cid) == APISERVER}
     if not apiservers:
@@ -70,10 +73,15 @@ def violations(versions: dict[str, Version]) -> list[Violation]:
     for cid, version in sorted(versions.items()):
         if _component(cid) not in FOLLOWERS:
             continue
-        if version.minor > oldest.minor:
-            found.append(Violation(NOT_NEWER, cid, f"{cid} at {version} with an apiserver at {oldest}"))
-        elif newest.minor - version.minor > 1:
-            found.append(Violation(ONE_OLDER, cid, f"{cid} at {version} with an apiserver at {newest}"))
+        hosts = (talks_to or {}).get(cid)
+        used = list(apiservers.values()) if hosts is None else \
+            [v for a, v in apiservers.items() if a.partition("@")[2] in hosts]
+        if not used:
+            continue
+        if version.minor > min(used).minor:
+            found.append(Violation(NOT_NEWER, cid, f"{cid} at {version} with an apiserver it uses at {min(used)}"))
+        elif max(used).minor - version.minor > 1:
+            found.append(Violation(ONE_OLDER, cid, f"{cid} at {version} with an apiserver it uses at {max(used)}"))
     return found
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from harness.checkers.change import VERSIONS
 from harness.errors import QuorumError
 from harness.faults.upgrade import CONTROL_PLANE, control_plane_versions
+from harness.lifecycle.skew import FOLLOWERS
 from harness.monitors.base import Monitor
 
 OBSERVATION_PERIOD_S = 5.0  # a component restarted by a step runs for longer than this before the next one moves
@@ -31,4 +32,16 @@ class ReleaseWatcher(Monitor):
             return
         down = sorted(f"{component}@{host}" for component in CONTROL_PLANE
                       for host in self.cluster.component_hosts(component) if f"{component}@{host}" not in components)
-        self.history.event(VERSIONS, components=components, down=down)
+        self.history.event(VERSIONS, components=components, down=down, talks_to=self._talks_to(components))
+
+    def _talks_to(self, components: dict[str, str]) -> dict[str, list[str]]:
+        """Each running controller-manager and scheduler that uses only some apiservers -> their hosts (kubeadm's
+        layout); one that uses every apiserver (a load balancer's endpoint) is left out."""
+        reached = {}
+        for cid in components:
+            component, _, host = cid.partition("@")
+            if component in FOLLOWERS:
+                hosts = self.cluster.apiservers_reached(component, host)
+                if hosts is not None:
+                    reached[cid] = hosts
+        return reached

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from abc import ABC
 from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
 
 from harness.errors import QuorumError, Unsupported
 from harness.target.capabilities import Capability
+from harness.components.flags import parse_flags
 from harness.toolchain.versions import Version
 from harness.topology import Component
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class ComponentReleases(ABC):
@@ -39,11 +45,31 @@ class ComponentReleases(ABC):
         return [part for part in raw.split("\0") if part] or None
 
     def running_version(self, component: Component | str, host: str) -> Version | None:
-        """The release of the binary the component on `host` runs now (its `--version`), None while it is down."""
-        argv = self.running_argv(component, host)
-        if argv is None:
+        """The release of the binary the component on `host` runs now, None while it is down: the `--version` of the
+        very file its process runs (/proc/PID/exe), which also reaches a static pod's binary from its node, where
+        the path of its command line names a file of the container's own filesystem."""
+        pid = self.pid(component, host)  # type: ignore[attr-defined]
+        if pid is None:
             return None
         try:
-            return Version.parse(self.exec(host, [argv[0], "--version"], timeout=30.0))  # type: ignore[attr-defined]
+            return Version.parse(self.exec(host, [f"/proc/{int(pid)}/exe", "--version"],  # type: ignore[attr-defined]
+                                           timeout=30.0))
         except (QuorumError, ValueError):
             return None  # gone between the two reads, or not a Kubernetes binary
+
+    def apiservers_reached(self, component: Component | str, host: str) -> list[str] | None:
+        """The hosts whose kube-apiserver `component` (a controller-manager or scheduler) on `host` talks to, from
+        the server of the kubeconfig its live command line names: its own host's when that server is the host's
+        address or loopback (kubeadm's layout: each node's controllers use its own apiserver), None for every
+        apiserver (a load balancer's endpoint, as the version skew policy assumes), and None too when the file
+        cannot be read or says no server (the stricter reading: every apiserver)."""
+        argv = self.running_argv(component, host)
+        path = parse_flags((argv or [])[1:]).get("--kubeconfig")
+        if not path:
+            return None
+        try:
+            config = yaml.safe_load(self.exec(host, ["cat", path], check=False))  # type: ignore[attr-defined]
+            server = urlsplit(config["clusters"][0]["cluster"]["server"]).hostname
+        except (QuorumError, yaml.YAMLError, KeyError, IndexError, TypeError, ValueError):
+            return None
+        return [host] if server in (*LOOPBACK, self.address(host)) else None  # type: ignore[attr-defined]

@@ -83,3 +83,26 @@ def test_skew_the_cluster_already_had_is_not_held_against_an_unrelated_step():
     check_step(versions, "kube-apiserver@c1", N1)
     with pytest.raises(KeyError, match="kube-apiserver@c9"):
         check_step(versions, "kube-apiserver@c9", N1)
+
+
+def test_a_controller_is_judged_against_the_apiservers_it_uses():
+    """kubeadm's layout: each node's controller-manager and scheduler use their own node's apiserver, so `kubeadm
+    upgrade apply` on the first node (its apiserver, then its controllers) keeps within the policy while the other
+    apiservers still run the old release; through a load balancer the same state breaks it."""
+    first_node = {**cluster(), "kube-apiserver@c1": N1, "kube-controller-manager@c1": N1, "kube-scheduler@c1": N1}
+    local = {f"{c}@{h}": [h] for c in ("kube-controller-manager", "kube-scheduler") for h in HOSTS}
+    assert violations(first_node, talks_to=local) == []
+    shared = violations(first_node)
+    assert {(v.rule, v.subject) for v in shared} == {(NOT_NEWER, "kube-controller-manager@c1"),
+                                                     (NOT_NEWER, "kube-scheduler@c1")}
+    ahead_of_its_own = {**cluster(), "kube-controller-manager@c2": N1, "kube-apiserver@c1": N1}
+    assert [(v.rule, v.subject) for v in violations(ahead_of_its_own, talks_to=local)] == \
+        [(NOT_NEWER, "kube-controller-manager@c2")]
+    two_behind = {**cluster(N2), "kube-scheduler@c2": N}
+    assert [(v.rule, v.subject) for v in violations(two_behind, talks_to=local)] == [(ONE_OLDER, "kube-scheduler@c2")]
+
+
+def test_a_controller_whose_apiserver_is_down_is_held_to_no_rule_until_it_answers():
+    restarting = {k: v for k, v in {**cluster(), "kube-controller-manager@c1": N1}.items() if k != "kube-apiserver@c1"}
+    assert violations(restarting, talks_to={"kube-controller-manager@c1": ["c1"]}) == []
+    assert [v.rule for v in violations(restarting)] == [NOT_NEWER]  # through a balancer: the others are older
