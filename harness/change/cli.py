@@ -89,9 +89,12 @@ def expectations(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--keep-cluster", is_flag=True, help="reuse a healthy cluster an earlier session left, and leave it")
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--history-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--change-logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="where the steps' output goes (default ~/.cache/quorum/change-logs/<the history's name>)")
 def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[str, ...], budget_s: float,
            rollback: str | None, load: bool, kills: tuple[str, ...], inventory: Path | None, topology: Path | None,
-           backend: str | None, keep_cluster: bool, run_dir: Path | None, history_dir: Path | None) -> None:
+           backend: str | None, keep_cluster: bool, run_dir: Path | None, history_dir: Path | None,
+           logs_dir: Path | None) -> None:
     """Run your change (COMMAND after `--`, or --procedure FILE) on a cluster while clients read and write through it
     and its leases and releases are watched, and judge it: availability, lost writes, leader continuity, the version
     skew policy at every observation, the releases it ends on and its budget (docs/lifecycle.md). E.g.
@@ -100,6 +103,7 @@ def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[
     import shlex
 
     from harness.change.procedure import load_procedure, one_command
+    from harness.change.runner import default_logs
 
     if bool(command) == bool(procedure_file):
         raise click.UsageError("give the change as COMMAND after `--`, or as --procedure FILE (one of them)")
@@ -124,6 +128,8 @@ def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[
     options += [f"--run-dir={run_dir}"] if run_dir else []
     history_dir = history_dir or Path("reports/histories") / f"change-{datetime.now():%Y%m%d-%H%M%S}"
     options += [f"--history-dir={history_dir}"]
+    logs_dir = logs_dir or default_logs(history_dir)
+    options += [f"--change-logs={logs_dir}"]
     with tempfile.TemporaryDirectory(prefix="quorum-change-") as private:  # 0700: a procedure may name secrets
         path = Path(private) / "procedure.yaml"
         path.write_text(yaml.safe_dump(procedure.model_dump(exclude_none=True), sort_keys=False))
@@ -135,6 +141,8 @@ def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[
     skipped = skip_reasons(history_dir / "junit.xml")
     for line in verdict_lines(history_dir):
         click.echo(line)
+    if logs_dir.is_dir():
+        click.echo(f"the steps' output: {logs_dir}")
     if skipped:  # nothing was judged: never a pass
         click.echo(f"the change was not judged: {'; '.join(skipped)}", err=True)
         sys.exit(3)

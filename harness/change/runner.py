@@ -3,8 +3,9 @@
 A step on this machine runs in a process group of its own, so that one past its budget is stopped whole (SIGTERM,
 then SIGKILL): nothing of a hung procedure is left running. A step inside a host runs under coreutils' `timeout` on
 that host for the same reason (the SSH session's own timeout would leave the command running there). Each step's
-output goes to a file of its own in the run directory (mode 0600: a team's commands may print secrets), never into
-the History or the report: the History keeps the step's name, where it ran, its exit code and its time.
+output goes to a file of its own (mode 0600: a team's commands may print secrets) in the change's log directory,
+outside reports/ and kept after the run, never into the History or the report: the History keeps the step's name,
+where it ran, its exit code, its time and where its output is.
 """
 
 from __future__ import annotations
@@ -98,6 +99,14 @@ def run_in_host(run: Callable[..., Ran]) -> HostRunner:
     return runner
 
 
+def default_logs(history_dir: Path) -> Path:
+    """Where a change's steps write their output unless told: beside Quorum's cache, one directory per history
+    directory, never under reports/ (CI archives it, and a team's commands may print secrets)."""
+    from harness.toolchain.cache import default_root
+
+    return default_root() / "change-logs" / Path(history_dir).name
+
+
 @contextlib.contextmanager
 def _private(path: Path) -> Iterator[BinaryIO]:
     """A step's log file, created 0600 in a 0700 directory (truncated if it exists)."""
@@ -123,7 +132,7 @@ def run_steps(steps: list[Step], *, phase: str, budget_s: float, history: Histor
             outcome = _one(step, min(step.budget_s or left, left), log, in_host, started, env)
         history.event(CHANGE_STEP, phase=phase, index=index, title=outcome.title, on=outcome.on, rc=outcome.rc,
                       timed_out=outcome.timed_out, problem=outcome.problem, took_s=round(outcome.took_s, 3),
-                      budget_s=step.budget_s, log=log.name)
+                      budget_s=step.budget_s, log=str(log))
         outcomes.append(outcome)
         if not outcome.ok:
             break

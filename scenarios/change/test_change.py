@@ -61,7 +61,7 @@ def current_releases(history) -> dict[str, str]:
 @pytest.mark.measures("availability_pct", "lost_writes", "lease_failover_s")
 def test_the_change_keeps_the_api_the_writes_and_the_leaders_and_ends_on_its_releases(
         cluster, change, nemesis, rolling_change_prober, etcd_writer, kube_writer, leases, release_watcher, history,
-        steady_load, tmp_path):
+        steady_load, quorum_settings):
     """Run the change's steps in order, each within its budget and all within the change's. Judged, each against
     its objective: reads through the LB stay >= 99.5 % available and no acknowledged write (API or etcd) is lost;
     neither controller lease goes longer without a renewal than a leader failover; at every observation the
@@ -74,7 +74,7 @@ def test_the_change_keeps_the_api_the_writes_and_the_leaders_and_ends_on_its_rel
     started = time.monotonic()
     release_watcher.observe()  # what the control plane runs as the change begins (the rollback's target)
     before = current_releases(history)
-    env, in_host, logs = change_env(cluster), run_in_host(cluster.run), tmp_path / "change-logs"
+    env, in_host, logs = change_env(cluster), run_in_host(cluster.run), quorum_settings.change_logs
     faults = FaultsDuringChange(nemesis, leases, history, list(change.faults)).start()
     try:
         run_steps(list(change.steps), phase="change", budget_s=change.budget_s, history=history, log_dir=logs,

@@ -169,10 +169,14 @@ def test_the_release_watcher_records_what_each_component_runs_and_which_ran_noth
         def running_version(self, component, host):
             return None if (component, host) == ("kube-apiserver", "c2") else Version.parse("v1.34.4")
 
+        def apiservers_reached(self, component, host):
+            return [host] if component == "kube-scheduler" else None  # the schedulers use their own host's
+
     history = History()
     ReleaseWatcher(ControlPlane(), history).step(0)
     seen = history.events_of(VERSIONS)[0]
     assert seen.get("down") == ["kube-apiserver@c2"] and len(seen.get("components")) == 5
+    assert seen.get("talks_to") == {"kube-scheduler@c1": ["c1"], "kube-scheduler@c2": ["c2"]}
 
 
 def test_a_change_that_says_no_release_it_must_leave_cannot_be_judged_on_its_end():
@@ -339,3 +343,36 @@ def test_leader_kills_are_read_from_the_command_line_and_checked_by_the_procedur
     assert "faults.0.kill_leader" in problem({"steps": [{"run": ["x"]}], "faults": [{"kill_leader": "etcd", "after_s": 5}]})
     assert "faults.0.after_s" in problem({"steps": [{"run": ["x"]}],
                                           "faults": [{"kill_leader": "kube-scheduler", "after_s": 0}]})
+
+
+def test_whom_a_controller_talks_to_is_read_from_the_kubeconfig_its_live_command_line_names():
+    """kubeadm's controller-manager.conf names its node's own address; a load balancer's endpoint means every
+    apiserver (None), and so does a kubeconfig that cannot be read."""
+    from harness.target.releases import ComponentReleases
+
+    kubeconfig = "apiVersion: v1\nclusters:\n- cluster:\n    server: https://{}:6443\n  name: kubernetes\n"
+    files = {"/etc/kubernetes/controller-manager.conf": kubeconfig.format("10.0.0.2"),
+             "/etc/kubernetes/scheduler.conf": kubeconfig.format("127.0.0.1"),
+             "/run/lb.conf": kubeconfig.format("10.0.0.9")}
+
+    class Node(ComponentReleases):
+        def __init__(self, config: str | None) -> None:
+            self.config = config
+
+        def pid(self, component, host):
+            return 42
+
+        def address(self, host):
+            return "10.0.0.2"
+
+        def exec(self, host, argv, check=True, timeout=60.0):
+            if argv[0] == "cat" and argv[1] == "/proc/42/cmdline":
+                return "\0".join(["kube-controller-manager", "--leader-elect=true"] +
+                                 ([f"--kubeconfig={self.config}"] if self.config else []))
+            return files.get(argv[1], "cat: no such file")
+
+    assert Node("/etc/kubernetes/controller-manager.conf").apiservers_reached("kube-controller-manager", "c1") == ["c1"]
+    assert Node("/etc/kubernetes/scheduler.conf").apiservers_reached("kube-scheduler", "c1") == ["c1"]
+    assert Node("/run/lb.conf").apiservers_reached("kube-controller-manager", "c1") is None
+    assert Node("/gone.conf").apiservers_reached("kube-controller-manager", "c1") is None
+    assert Node(None).apiservers_reached("kube-controller-manager", "c1") is None
