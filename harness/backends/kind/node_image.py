@@ -68,16 +68,23 @@ COPY kube-proxy /usr/local/bin/kube-proxy
 ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 """
 PAUSE_IMAGES = ("registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10.1")  # containerd's, kubeadm 1.34's
+# pause answers -v as upstream's pause.c does (prints its version, exits 0): kubeadm's upgrade health check runs a
+# Job of the pause image with -v and waits for it to complete
 PAUSE_SOURCE = """package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
-// a pod sandbox's only process: wait for the end
+// a pod sandbox's only process: wait for the end; -v: say what it is and exit
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-v" {
+		fmt.Println("pause.c quorum")
+		return
+	}
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
 	<-c
