@@ -17,7 +17,7 @@ from harness.change.cli import change, install
 from harness.errors import ClusterError, QuorumError
 from harness.inventory.cli import inventory
 from harness.toolchain.versions import (ETCD_UPGRADE_BINARIES, ETCD_UPGRADE_TO, ETCD_VERSION, KUBERNETES_DEFAULT,
-                                       UPGRADE_BINARIES, UPGRADE_TO)
+                                       UPGRADE_BINARIES, UPGRADE_TO, kubernetes_version)
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -103,6 +103,24 @@ def images_build(with_kind: bool) -> None:
             built.append((what, build(engine, say=say), time.monotonic() - started if fresh else 0.0))
     for what, tag, took in built:
         console.print(f"{what} {tag}: " + (f"built in {took:.0f}s" if took else "present (cached by recipe)"))
+
+
+@images.command("bundle")
+@click.argument("release")
+@click.argument("directory", type=click.Path(path_type=Path))
+def images_bundle(release: str, directory: Path) -> None:
+    """Write RELEASE's kubeadm, kubelet and kubectl and its control-plane and kube-proxy images (one archive) to
+    DIRECTORY, for kubeadm nodes that reach no registry: what the reference upgrade
+    (clusters/procedures/kubeadm-upgrade.yaml) copies to kind's nodes. Builds the release first if it is missing
+    (quorum toolchain install --kubernetes RELEASE kubeadm kubelet kubectl kube-proxy ...)."""
+    from harness.backends.docker.engine import ensure_engine
+    from harness.backends.kind import release_bundle
+
+    say = lambda m: errors.print(m, highlight=False)  # noqa: E731 - progress goes to stderr
+    kubernetes_version(release)  # both checked before an engine is started for nothing
+    release_bundle.vacant(directory)
+    bundle = release_bundle.write(ensure_engine(say=say), release, directory, say=say)
+    console.print(f"{bundle.release}: {bundle.directory} ({', '.join(bundle.images)})")
 
 
 @images.command("status")
