@@ -14,7 +14,8 @@ from harness.run import owner
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTERS = ROOT / "clusters"
 # No checked-in topology uses these /24s: a test moves its cluster here when another cluster holds its subnet.
-SPARE_SUBNETS = [ipaddress.ip_network(f"10.213.{third}.0/24") for third in range(200, 250)]
+# (10.213.140-189: outside hollow_nodes.pod_cidr's default 10.213.192.0/18, which a topology's subnet must not overlap)
+SPARE_SUBNETS = [ipaddress.ip_network(f"10.213.{third}.0/24") for third in range(140, 190)]
 
 
 def pytest_collection_modifyitems(items):
@@ -65,7 +66,7 @@ def on_a_spare_subnet(topology: Path, into: Path) -> Path:
     data = yaml.safe_load(topology.read_text())
     free = next((s for s in SPARE_SUBNETS if not netns.overlapping_routes(s)), None)
     if free is None:
-        raise RuntimeError(f"{topology.name}: every spare /24 (10.213.200-249) is taken; "
+        raise RuntimeError(f"{topology.name}: every spare /24 (10.213.140-189) is taken; "
                            "`quorum down --all` removes Quorum's clusters")
     data["network"]["subnet"] = str(free)
     moved = into / topology.name

@@ -126,7 +126,7 @@ def test_a_network_the_engine_restored_for_a_run_this_machine_no_longer_knows_gi
 
     engine = ensure_engine()
     image, _ = base_image.build(engine)
-    run_id, subnet = "0rphd1", "10.213.197.0/24"  # outside the spare /24s (200-249)
+    run_id, subnet = "0rphd1", "10.213.197.0/24"  # outside the spare /24s (140-189)
     docker = client()
     docker.network.create(docker_backend.network_name(run_id), driver="bridge", subnet=subnet, gateway="10.213.197.1",
                           labels={docker_backend.LABEL: run_id},

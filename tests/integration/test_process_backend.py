@@ -161,7 +161,7 @@ def test_the_guard_route_stays_while_another_run_claims_its_subnet():
     """A run's teardown removes the guard route when it sees no Quorum bridge. Another run adds the guard, then
     creates its bridge: without the machine-wide lock the teardown could remove the guard in between, and that
     run would go on without it. Here the claim holds its block open; the teardown's check must wait for it."""
-    subnet, bridge = ipaddress.ip_network("10.213.199.0/24"), "qb-locktest"  # outside the spare /24s (200-249)
+    subnet, bridge = ipaddress.ip_network("10.213.199.0/24"), "qb-locktest"  # outside the spare /24s (140-189)
     claimed, checked = threading.Event(), threading.Event()
 
     def claim():
@@ -192,7 +192,7 @@ def test_the_guard_route_stays_while_another_run_claims_its_subnet():
 def test_a_bridge_left_by_a_run_this_machine_no_longer_knows_gives_its_subnet_back():
     """After a reboot the registry is empty, yet a killed run's bridge (kept by Docker, which restores its networks)
     may still hold the subnet; a registered run's bridge, starting or running, is never taken for a leftover."""
-    subnet = ipaddress.ip_network("10.213.198.0/24")  # outside the spare /24s (200-249)
+    subnet = ipaddress.ip_network("10.213.198.0/24")  # outside the spare /24s (140-189)
     registered = RunState(run_id="0rphb2", name="orphan-test", run_dir="/nonexistent")
     for host, run_id in enumerate(("0rphb1", registered.run_id), start=1):
         bridge = netns.bridge_name(run_id)
