@@ -14,7 +14,6 @@ copies a bundle to each node. The bundle appears whole or not at all: it is writ
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -28,6 +27,7 @@ from harness.backends.docker.base_image import ImageBuildError
 from harness.backends.docker.engine import Engine
 from harness.backends.kind import node_image
 from harness.errors import QuorumError
+from harness.toolchain.cache import sha256_of
 from harness.toolchain.install import Toolchain
 
 BINARIES = ("kubeadm", "kubelet", "kubectl")
@@ -51,14 +51,6 @@ class Bundle:
 
     def binary(self, name: str) -> Path:
         return self.directory / "bin" / name
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def vacant(directory: Path) -> Path:
@@ -101,7 +93,7 @@ def write(engine: Engine, release: str, directory: Path, say=lambda _: None) -> 
         files = [partial / IMAGES_ARCHIVE, *(partial / "bin" / name for name in BINARIES)]
         (partial / MANIFEST).write_text(json.dumps(
             {"release": release, "images": images,
-             "sha256": {str(f.relative_to(partial)): _sha256(f) for f in files}}, indent=2) + "\n")
+             "sha256": {str(f.relative_to(partial)): sha256_of(f) for f in files}}, indent=2) + "\n")
         partial.rename(directory)
     except DockerException as error:
         raise ImageBuildError(f"building the bundle's images failed: {error}",
