@@ -83,9 +83,11 @@ def twin_of(nodeid: str) -> str | None:
     return name.partition("[")[2].rstrip("]").partition(":")[0]
 
 
-# the tests that build no cluster: a lane of their own, at a lower priority (docs/ci.md)
+# the tests that build no cluster: a lane of their own, at a lower priority (docs/ci.md); the deep tier's kubeadm
+# upgrade also runs there, its lane having ended ~35 minutes before the others (docs/ci.md)
 BACKGROUND = {"integration/test_toolchain_install.py", "integration/test_report.py",
-              "integration/test_lifecycle_matrix.py", "integration/test_load_generators.py"}
+              "integration/test_lifecycle_matrix.py", "integration/test_load_generators.py",
+              "integration/test_kubeadm_change.py"}
 BACKGROUND_NICE = 10
 
 

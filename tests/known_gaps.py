@@ -71,10 +71,12 @@ KNOWN_GAPS: list[KnownGap] = [
                "written as the scripts a team might write)") for backend in ("process", "docker")),
     *(KnownGap("docker", outcome, (TEAMS_CHANGE,), "`quorum install` and the example procedures are run by a test "
                "on the process backend only", "#54 (the same change path on docker)") for outcome in ("passes", "fails")),
-    *(KnownGap(backend, outcome, (TEAMS_CHANGE,), "no test runs a team's change on a cluster Quorum did not build "
-               "(kubeadm's upgrade, join and reset, and certificate renewal on the reference staging)",
-               "#54 (the kubeadm reference procedures through an inventory)")
-      for backend in ("kind", "remote") for outcome in ("passes", "fails")),
+    *(KnownGap("kind", outcome, (TEAMS_CHANGE,), "the change runs on kind's clusters only through their inventory "
+               "(the remote backend)", "#54 (the kubeadm reference procedures through an inventory)")
+      for outcome in ("passes", "fails")),
+    KnownGap("remote", "fails", (TEAMS_CHANGE,), "the reference kubeadm upgrade passes through an inventory "
+             "(tests/integration/test_kubeadm_change.py); no bad kubeadm procedure is run there yet, nor join and "
+             "reset, nor certificate renewal", "#54 (the bad kubeadm procedures through an inventory)"),
     *(KnownGap("kind", outcome, KIND_BY_DESIGN, "clusters/kind.yaml failed these in earlier runs (kind's load "
                "balancer does not retry a refused connection; the etcd case was measured before kind.yaml listed every "
                "member; docs/scenarios.md), so no kind test runs them", "#53 (the kubeadm reference staging)")
