@@ -269,15 +269,22 @@ def _kube_proxy_image(engine: Engine, tag: str, base: str, binary: Path, work: P
     return tag
 
 
-def _component_images(engine: Engine, toolchain: Toolchain, base: str, work: Path, images: list[str], say) -> None:
-    """Import each image kubeadm lists into Docker, appending its tag to `images` as soon as it exists (the
-    caller removes them all after the build, a failed one too)."""
+def release_images(engine: Engine, toolchain: Toolchain, base: str, work: Path, images: list[str]) -> None:
+    """Import into Docker the images of the toolchain's release that kubeadm lists: kube-apiserver,
+    kube-controller-manager, kube-scheduler and kube-proxy (etcd, coredns and pause are pinned by kind's config and
+    stay with a release change). Each tag is appended to `images` as soon as it exists: the caller removes them."""
     kubernetes = str(toolchain.kubernetes)
     for name in CONTROL_PLANE:
         images.append(_import(engine, f"registry.k8s.io/{name}:{kubernetes}",
                               {f"/usr/local/bin/{name}": toolchain.path(name)}, work))
     images.append(_kube_proxy_image(engine, f"registry.k8s.io/kube-proxy:{kubernetes}", base,
                                     toolchain.path("kube-proxy"), work))
+
+
+def _component_images(engine: Engine, toolchain: Toolchain, base: str, work: Path, images: list[str], say) -> None:
+    """Import each image kubeadm lists into Docker, appending its tag to `images` as soon as it exists (the
+    caller removes them all after the build, a failed one too)."""
+    release_images(engine, toolchain, base, work, images)
     images.append(_import(engine, COREDNS_IMAGE, {"/coredns": toolchain.path("coredns")}, work,
                           entrypoint='["/coredns"]'))
     images.append(_import(engine, ETCD_IMAGE, {"/usr/local/bin/etcd": toolchain.path("etcd"),

@@ -69,7 +69,7 @@ def write(engine: Engine, release: str, directory: Path, say=lambda _: None) -> 
     directory = vacant(directory)
     names = (*BINARIES, *node_image.CONTROL_PLANE, "kube-proxy")
     toolchain.install(list(names))
-    sources = {name: toolchain.path(name) for name in names}
+    sources = {name: toolchain.path(name) for name in BINARIES}
     directory.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{directory.name}.partial-", dir=directory.parent))
     images: list[str] = []
@@ -81,12 +81,7 @@ def write(engine: Engine, release: str, directory: Path, say=lambda _: None) -> 
         base, _ = base_image.build(engine, node_image.BASE_RECIPE, say=say)  # kube-proxy's nft comes from it
         work = partial / "work"
         work.mkdir()
-        for name in node_image.CONTROL_PLANE:
-            # the node image's recipe for a control-plane image: one static binary, imported
-            images.append(node_image._import(engine, f"registry.k8s.io/{name}:{release}",
-                                             {f"/usr/local/bin/{name}": sources[name]}, work))
-        images.append(node_image._kube_proxy_image(engine, f"registry.k8s.io/kube-proxy:{release}", base,
-                                                   sources["kube-proxy"], work))
+        node_image.release_images(engine, toolchain, base, work, images)  # as the node image makes its own
         say(f"saving {len(images)} images to {IMAGES_ARCHIVE}")
         engine.client.image.save(images, output=partial / IMAGES_ARCHIVE)
         shutil.rmtree(work)
