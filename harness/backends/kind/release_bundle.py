@@ -45,13 +45,6 @@ class Bundle:
     release: str
     images: tuple[str, ...]
 
-    @property
-    def archive(self) -> Path:
-        return self.directory / IMAGES_ARCHIVE
-
-    def binary(self, name: str) -> Path:
-        return self.directory / "bin" / name
-
 
 def vacant(directory: Path) -> Path:
     """`directory` when nothing is there yet (a bundle never lands in or over someone's files), else a BundleError."""
