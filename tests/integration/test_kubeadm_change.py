@@ -40,8 +40,8 @@ def control_planes_only(into: Path) -> Path:
 def test_the_reference_kubeadm_upgrade_passes_through_the_stand_ins_inventory(tmp_path):
     (tmp_path / "moved").mkdir()
     run_dir = tmp_path / "run"
-    cluster = registry.get("kind").up(control_planes_only(tmp_path), run_dir)
-    try:
+    try:  # a build that fails half-way is taken down too
+        cluster = registry.get("kind").up(control_planes_only(tmp_path), run_dir)
         bundle = release_bundle.write(ensure_engine(), UPGRADE_TO, tmp_path / "bundle")
         with kind_standin(cluster, tmp_path / "standin") as standin:
             hosts = yaml.safe_load(standin.inventory.read_text())["hosts"]
