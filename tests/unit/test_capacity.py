@@ -1,0 +1,156 @@
+"""The capacity core: the expected load's default and its checks (harness/capacity/expected.py), the knee of a
+rising load (knee.py) and the headroom verdict (harness/checkers/capacity.py), each on recorded steps."""
+
+import pytest
+from pydantic import ValidationError
+
+from fixtures.settings import PROFILES
+from harness.capacity.expected import DEFAULT_USER_RATE_PER_S, ExpectedLoad, rates_of_mix
+from harness.capacity.knee import KneeLimits, find_knee
+from harness.capacity.steps import CapacityStep, record_step, steps_of
+from harness.checkers.capacity import capacity_headroom
+from harness.checkers.rejudge import Again, rejudge
+from harness.checkers.verdict import Status
+from harness.history import History
+from harness.load.spec import DEFAULT_MIX
+
+SLO = {"mutating": 1.0, "get": 1.0, "list_namespace": 5.0, "list_cluster": 30.0}
+LIMITS = {"slo_s": SLO, "failed_pct": 0.5, "shortfall_pct": 10.0, "generator_busy_pct": 80.0}
+MIX = {"mutating": 0.5, "get": 0.3, "list_namespace": 0.1, "list_cluster": 0.1}
+EXPECTED = {"mutating": 100.0, "get": 60.0, "list_namespace": 20.0, "list_cluster": 20.0}  # 200 requests/s
+
+
+def step(rps: float, *, answered: float | None = None, p99: dict | None = None, rejected: int = 0, failed: int = 0,
+         busy: float | None = 30.0, up: int = 3, saturation: dict | None = None) -> CapacityStep:
+    """A step offering `rps` in MIX, answered at `answered` (default: all of it), over a 60 s window."""
+    answered = rps if answered is None else answered
+    return CapacityStep(offered_rps={k: rps * share for k, share in MIX.items()},
+                        achieved_rps={k: answered * share for k, share in MIX.items()},
+                        p99_s=p99 or {"mutating": 0.2, "get": 0.1, "list_namespace": 0.5, "list_cluster": 2.0},
+                        rejected=rejected, failed=failed, requests=int(rps * 60), generator_busy_pct=busy,
+                        apiservers_up=up, saturation=saturation or {})
+
+
+def headroom(*steps: CapacityStep, objective_x: float = 1.5, up: int | None = None):
+    history = History()
+    for s in steps:
+        record_step(history, s)
+    return capacity_headroom(history, expected_rps=EXPECTED, objective_x=objective_x, apiservers_up=up, **LIMITS)
+
+
+def test_the_default_expected_load_is_a_thousand_nodes_heartbeats_and_the_nightly_users_mix():
+    expected = ExpectedLoad()
+    assert DEFAULT_USER_RATE_PER_S == PROFILES["nightly"].load_rate_per_s
+    # the mix's watches (a stream, not a rate) are left out of the rates
+    watches = sum(w for task, w in DEFAULT_MIX.items() if task.startswith("watch")) / sum(DEFAULT_MIX.values())
+    assert sum(expected.user_rps.values()) == pytest.approx(DEFAULT_USER_RATE_PER_S * (1 - watches))
+    assert expected.rps()["mutating"] == pytest.approx(expected.user_rps["mutating"] + 1000 / 10)
+    assert expected.rps()["get"] == expected.user_rps["get"]
+
+
+def test_a_policy_sets_some_classes_and_the_others_keep_their_defaults():
+    expected = ExpectedLoad.model_validate({"nodes": 0, "user_rps": {"get": 500.0}})
+    assert expected.rps()["get"] == 500.0
+    assert expected.rps()["mutating"] == rates_of_mix(DEFAULT_MIX, DEFAULT_USER_RATE_PER_S)["mutating"]
+
+
+@pytest.mark.parametrize("bad, named", [
+    ({"user_rps": {"writes": 5.0}}, "unknown SLO classes ['writes']"),
+    ({"user_rps": {"get": -1.0}}, "from 0 to 100000"),
+    ({"user_rps": {"get": "5"}}, "valid number"),
+    ({"nodes": True}, "valid integer"),
+    ({"node": 5}, "Extra inputs"),
+])
+def test_a_wrong_expected_load_is_refused_naming_what_is_wrong(bad, named):
+    with pytest.raises(ValidationError, match=named.replace("[", r"\[").replace("]", r"\]")):
+        ExpectedLoad.model_validate(bad)
+
+
+def test_the_knee_is_what_the_step_before_the_first_broken_slo_carried():
+    knee = find_knee([step(100), step(200), step(400, p99={"mutating": 1.4, "get": 0.3}, saturation={
+        "kube-apiserver@c1 cpu": 0.97, "etcd@c1 cpu": 0.4})], KneeLimits(**LIMITS))
+    assert knee.cluster_limit and knee.at_step == 2
+    assert knee.carried_rps == {k: 200 * share for k, share in MIX.items()}
+    assert "mutating p99 1.400 s over its 1 s" in knee.stopped_by and "get" not in knee.stopped_by
+    assert knee.busiest == ("kube-apiserver@c1 cpu", 0.97)
+
+
+@pytest.mark.parametrize("broken, named", [
+    (step(400, rejected=12), "priority and fairness rejected 12 requests"),
+    (step(400, failed=400 * 60 // 100), "1.00 % of 24000 requests failed (budget 0.5 %)"),
+    (step(400, answered=300, busy=40.0), "answered 300.0 of 400.0 requests per second offered"),
+])
+def test_rejections_errors_and_an_unanswered_rate_with_the_generator_idle_are_the_clusters_limit(broken, named):
+    knee = find_knee([step(200), broken], KneeLimits(**LIMITS))
+    assert knee.cluster_limit and knee.at_step == 1 and named in knee.stopped_by
+    assert knee.carried_rps["mutating"] == 100.0
+
+
+@pytest.mark.parametrize("last, named", [
+    (step(400, answered=300, busy=95.0), "the generator reached 95 %"),
+    (step(400, busy=85.0), "the generator reached 85 %"),
+    (step(400, answered=300, busy=None), "not measured, so the limit may be the generator's"),
+])
+def test_a_generator_out_of_room_ends_the_search_without_a_knee(last, named):
+    knee = find_knee([step(200), last], KneeLimits(**LIMITS))
+    assert not knee.cluster_limit and named in knee.stopped_by
+    assert knee.carried_rps["get"] == pytest.approx(60.0)
+
+
+def test_a_short_answer_within_the_tolerance_is_carried():
+    knee = find_knee([step(200, answered=185)], KneeLimits(**LIMITS))
+    assert knee.stopped_by is None and knee.carried_rps["mutating"] == pytest.approx(92.5)
+
+
+def test_the_headroom_passes_when_the_clusters_knee_is_far_enough_above_the_expected_load():
+    verdict = headroom(step(200), step(400), step(800, p99={"get": 2.0}))
+    assert verdict.status is Status.PASS, verdict.explain()
+    assert verdict.figures["headroom_x"] == 2.0 and verdict.figures["knee_step"] == 2
+
+
+def test_the_headroom_fails_when_the_clusters_knee_is_below_the_objective():
+    verdict = headroom(step(200), step(250, rejected=3))
+    assert verdict.status is Status.FAIL, verdict.explain()
+    assert verdict.figures["headroom_x"] == 1.0 and "priority and fairness" in verdict.explanation
+
+
+def test_a_cluster_that_breaks_at_the_first_step_carried_nothing_and_fails():
+    verdict = headroom(step(200, p99={"list_cluster": 31.0}))
+    assert verdict.status is Status.FAIL and verdict.figures["headroom_x"] == 0.0, verdict.explain()
+
+
+def test_a_lower_bound_passes_only_when_it_already_meets_the_objective_and_never_fails():
+    met = headroom(step(200), step(400), step(800, busy=90.0))
+    assert met.status is Status.PASS and met.explanation.startswith("at least"), met.explain()
+    short = headroom(step(200), step(250, busy=90.0))
+    assert short.status is Status.UNKNOWN and "generator reached 90 %" in short.explanation, short.explain()
+    ran_out = headroom(step(200), step(250))
+    assert ran_out.status is Status.UNKNOWN and "ended before the cluster showed a limit" in ran_out.explanation
+
+
+def test_the_n_minus_one_headroom_is_judged_on_the_steps_with_one_apiserver_down_only():
+    steps = (step(200), step(400), step(800, p99={"get": 2.0}), step(200, up=2), step(250, up=2, rejected=5))
+    assert headroom(*steps, up=3).status is Status.PASS
+    n_minus_one = headroom(*steps, up=2)
+    assert n_minus_one.status is Status.FAIL and "with 2 apiservers serving" in n_minus_one.explanation
+    assert headroom(*steps, up=1).status is Status.UNKNOWN
+
+
+def test_no_steps_or_no_expected_requests_cannot_be_judged():
+    assert headroom().status is Status.UNKNOWN
+    history = History()
+    record_step(history, step(200))
+    verdict = capacity_headroom(history, expected_rps={"get": 0.0}, objective_x=1.0, **LIMITS)
+    assert verdict.status is Status.UNKNOWN and "names no requests" in verdict.explanation
+
+
+def test_the_steps_and_the_verdict_are_judged_again_from_the_saved_history(tmp_path):
+    history = History(tmp_path / "history.jsonl")
+    for s in (step(200), step(250, rejected=3)):
+        record_step(history, s)
+    capacity_headroom(history, expected_rps=EXPECTED, objective_x=1.5, **LIMITS)
+    history.close()
+    saved = History.load(tmp_path / "history.jsonl")
+    assert steps_of(saved) == [step(200), step(250, rejected=3)]
+    (again,) = rejudge(saved)
+    assert again.again is Again.SAME and again.now.status is Status.FAIL
