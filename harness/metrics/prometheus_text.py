@@ -1,7 +1,8 @@
 """The histogram samples of one metric family from Prometheus' text exposition format (version 0.0.4).
 
 Only what the server-side SLIs need: `NAME_bucket{labels} value` lines, their labels (quoted values with the
-format's three escapes) and cumulative counts per upper bound. Why not a library: docs/libraries.md."""
+format's three escapes) and cumulative counts per upper bound; and a counter's or gauge's samples by their labels.
+Why not a library: docs/libraries.md."""
 
 from __future__ import annotations
 
@@ -79,6 +80,26 @@ def histogram_quantile(q: float, buckets: Histogram) -> float | None:
             return lower + (bound - lower) * (rank - below) / (count - below)
         lower, below = bound, count
     return lower
+
+
+def samples(text: str, name: str) -> dict[Labels, float]:
+    """Every sample of a counter or a gauge `name` in a /metrics answer: its labels -> its value."""
+    found: dict[Labels, float] = {}
+    for line in text.splitlines():
+        if not (line.startswith(name) and line[len(name):len(name) + 1] in (" ", "{")):
+            continue
+        labels: dict[str, str] = {}
+        rest = line[len(name):]
+        if rest.startswith("{"):
+            labels_text, closing, rest = rest[1:].rpartition("}")
+            if not closing:
+                raise MetricsFormatError(f"a sample line without its closing brace: {line[:200]!r}")
+            labels = _labels(labels_text, line)
+        try:
+            found[tuple(sorted(labels.items()))] = float(rest.split()[0])
+        except (IndexError, ValueError):
+            raise MetricsFormatError(f"a sample line without a value: {line[:200]!r}") from None
+    return found
 
 
 def counter_total(text: str, name: str) -> float | None:
