@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from harness import thresholds
 from harness.metrics.prometheus_text import Histogram, Labels, histogram_quantile, histograms, increase
+from harness.metrics.scrape import each_apiserver
 
 if TYPE_CHECKING:
     from harness.target.protocol import Target
@@ -78,15 +79,7 @@ def calls(text: str) -> dict[ApiCall, Histogram]:
 def scrape(cluster: Target, timeout_s: float = 15.0) -> Scrape:
     """Every controller's apiserver, asked directly (not through the load balancer). An apiserver that does not
     answer is left out of this scrape: its requests in the window are then missing, which `between` reports."""
-    taken: Scrape = {}
-    for host in cluster.hosts("controller"):
-        try:
-            response = cluster.apiserver(host).request("GET", "/metrics", timeout=timeout_s)
-        except OSError:
-            continue
-        if response.status_code == 200:
-            taken[host] = calls(response.text)
-    return taken
+    return each_apiserver(cluster, calls, timeout_s)
 
 
 def between(before: Scrape, after: Scrape) -> tuple[list[ServerRow], list[str]]:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from harness.metrics.prometheus_text import Histogram, histogram_quantile, histograms, increase, samples
+from harness.metrics.scrape import each_apiserver
 
 if TYPE_CHECKING:
     from harness.target.protocol import Target
@@ -83,15 +84,7 @@ def levels(text: str) -> dict[str, LevelSample]:
 
 def scrape(cluster: Target, timeout_s: float = 15.0) -> Scrape:
     """Every controller's apiserver asked directly; one that does not answer is left out of this scrape."""
-    taken: Scrape = {}
-    for host in cluster.hosts("controller"):
-        try:
-            response = cluster.apiserver(host).request("GET", "/metrics", timeout=timeout_s)
-        except OSError:
-            continue
-        if response.status_code == 200:
-            taken[host] = levels(response.text)
-    return taken
+    return each_apiserver(cluster, levels, timeout_s)
 
 
 def between(before: Scrape, after: Scrape) -> tuple[list[LevelWindow], list[str]]:
