@@ -62,9 +62,14 @@ def test_a_bandwidth_limit_is_enforced(cluster, nemesis, history):
     error = abs(limited - LIMIT_MBIT) / LIMIT_MBIT
     judge(history, figures={"limit_mbit": LIMIT_MBIT, "measured_mbit": round(limited, 1), "error_pct": round(100 * error, 1),
                             "after_heal_mbit": round(after, 1), "floor_gbit_per_s": HOST_TO_HOST_FLOOR_GBIT})
-    assert error <= BANDWIDTH_TOLERANCE, f"{limited:.1f} Mbit/s measured under a {LIMIT_MBIT:g} Mbit/s limit"
-    assert after >= HOST_TO_HOST_FLOOR_GBIT * 1000, (
-        f"after heal the link carries only {after:.1f} Mbit/s, below the {HOST_TO_HOST_FLOOR_GBIT} Gbit/s floor")
+    # both checks are said when both fail: on a slow link the floor after the heal is the finding, whatever the
+    # limit's accuracy over it
+    problems = [f"{limited:.1f} Mbit/s measured under a {LIMIT_MBIT:g} Mbit/s limit"] if error > BANDWIDTH_TOLERANCE \
+        else []
+    if after < HOST_TO_HOST_FLOOR_GBIT * 1000:
+        problems.append(f"after heal the link carries only {after:.1f} Mbit/s, below the {HOST_TO_HOST_FLOOR_GBIT} "
+                        "Gbit/s floor")
+    assert not problems, "; ".join(problems)
 
 
 def latency_ms(history, window):
