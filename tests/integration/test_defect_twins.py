@@ -146,7 +146,7 @@ OBJECTIVE_TWINS = {"slow-restart", "slow-leases", "lb-slow-checks", "etcd-slow-e
 # twins proven on a cluster built for more than the twin, never built alone: the test named here gives that cluster
 # the defects the twin's own file plants (read from the file, applied as its build would apply them) and fails the
 # same scenario for the reason CASES states (test_deep_twins.py checks both). A build of the twin alone would prove
-# the same again, so no tier runs one (docs/ci.md, "Past findings": the deep tier's double proofs)
+# the same again, so no tier runs one (docs/ci.md, the deep tier)
 PROVEN_ELSEWHERE = {
     "kind-no-checkpointer": "tests/integration/test_kind_self_hosted.py::"
                             "test_the_same_cluster_without_its_checkpointer_never_gets_its_api_back_after_a_power_loss",
