@@ -9,11 +9,15 @@ import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import yaml
 
 from harness.errors import QuorumError
+
+if TYPE_CHECKING:
+    from harness.change.procedure import Procedure
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = "scenarios/change/test_change.py"
@@ -136,8 +140,9 @@ def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[
         os.chmod(path, 0o600)
         # the record of pass or fail beside the Histories, where the gate and the report read it
         result = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / SCENARIO), f"--change={path}",
-                                 f"--junitxml={history_dir / 'junit.xml'}", *options, "-p", "no:cacheprovider", "-q",
-                                 "--no-header", "-rA", "--tb=line"], cwd=Path.cwd())
+                                 f"--junitxml={history_dir / 'junit.xml'}", f"--timeout={scenario_timeout_s(procedure)}",
+                                 *options, "-p", "no:cacheprovider", "-q", "--no-header", "-rA", "--tb=line"],
+                                cwd=Path.cwd())
     skipped = skip_reasons(history_dir / "junit.xml")
     for line in verdict_lines(history_dir):
         click.echo(line)
@@ -147,6 +152,15 @@ def change(command: tuple[str, ...], procedure_file: Path | None, expect: tuple[
         click.echo(f"the change was not judged: {'; '.join(skipped)}", err=True)
         sys.exit(3)
     sys.exit(0 if result.returncode == 0 else 1)
+
+
+SCENARIO_MARGIN_S = 900  # beside the change and its rollback: the cluster's guard, the monitors' start and stop, settling
+
+
+def scenario_timeout_s(procedure: Procedure) -> int:
+    """How long the change's scenario may run: the change and its rollback, each within the change's budget, and the
+    margin around them; pytest's default timeout (900 s) would cut a long change before its verdicts."""
+    return int(2 * procedure.budget_s + SCENARIO_MARGIN_S)
 
 
 def leader_kills(values: tuple[str, ...]) -> list[dict]:

@@ -376,3 +376,14 @@ def test_whom_a_controller_talks_to_is_read_from_the_kubeconfig_its_live_command
     assert Node("/run/lb.conf").apiservers_reached("kube-controller-manager", "c1") is None
     assert Node("/gone.conf").apiservers_reached("kube-controller-manager", "c1") is None
     assert Node(None).apiservers_reached("kube-controller-manager", "c1") is None
+
+
+def test_the_changes_scenario_may_run_through_the_change_and_its_rollback_each_at_its_whole_budget():
+    """A change and its rollback may each take the procedure's whole budget: the scenario's timeout covers both and a
+    margin, past pytest's default 900 s, so a long change is judged instead of cut off."""
+    from harness.change.cli import SCENARIO_MARGIN_S, scenario_timeout_s
+
+    short = one_command(["true"], expect={}, budget_s=60.0)
+    long = one_command(["true"], expect={}, budget_s=1200.0, rollback=["true"])
+    assert scenario_timeout_s(short) == 120 + SCENARIO_MARGIN_S
+    assert scenario_timeout_s(long) == 2400 + SCENARIO_MARGIN_S > 900
