@@ -74,9 +74,6 @@ KNOWN_GAPS: list[KnownGap] = [
     *(KnownGap("kind", outcome, (TEAMS_CHANGE,), "the change runs on kind's clusters only through their inventory "
                "(the remote backend)", "#54 (the kubeadm reference procedures through an inventory)")
       for outcome in ("passes", "fails")),
-    KnownGap("remote", "fails", (TEAMS_CHANGE,), "the reference kubeadm upgrade passes through an inventory "
-             "(tests/integration/test_kubeadm_change.py); no bad kubeadm procedure is run there yet, nor join and "
-             "reset, nor certificate renewal", "#54 (the bad kubeadm procedures through an inventory)"),
     *(KnownGap("kind", outcome, KIND_BY_DESIGN, "clusters/kind.yaml failed these in earlier runs (kind's load "
                "balancer does not retry a refused connection; the etcd case was measured before kind.yaml listed every "
                "member; docs/scenarios.md), so no kind test runs them", "#53 (the kubeadm reference staging)")
