@@ -55,20 +55,21 @@ class LevelWindow:
         return asdict(self)
 
 
-def _by_level(values: dict, level_of) -> dict[str, float]:
+def _by_level(values: dict) -> dict[str, float]:
+    """A metric's samples summed per priority level (over flow schemas and reasons)."""
     summed: dict[str, float] = {}
     for labels, value in values.items():
         level = dict(labels).get("priority_level")
         if level is not None:
-            summed[level] = summed.get(level, 0.0) + level_of(value)
+            summed[level] = summed.get(level, 0.0) + value
     return summed
 
 
 def levels(text: str) -> dict[str, LevelSample]:
     """One apiserver's /metrics answer: each priority level's sample."""
-    rejected = _by_level(samples(text, REJECTED), float)
-    executing = _by_level(samples(text, EXECUTING_SEATS), float)
-    nominal = _by_level(samples(text, NOMINAL_SEATS), float)
+    rejected = _by_level(samples(text, REJECTED))
+    executing = _by_level(samples(text, EXECUTING_SEATS))
+    nominal = _by_level(samples(text, NOMINAL_SEATS))
     waits: dict[str, Histogram] = {}
     for labels, buckets in histograms(text, WAIT).items():
         level = dict(labels).get("priority_level")
