@@ -33,6 +33,7 @@ LIFECYCLE_WITHOUT_A_TWIN = ("scenarios/lifecycle/test_etcd_upgrade.py::*",
 KIND_BY_DESIGN = tuple(f"scenarios/self_healing/test_self_healing.py::test_a_killed_component_comes_back[{c}]"
                        for c in ("etcd", "kube-apiserver"))
 KIND_UNPROVEN = ("scenarios/etcd/test_etcd_quorum.py::test_without_quorum_*",
+                 "scenarios/leader_election/test_leader_election.py::test_the_new_controller_manager_leader_does_*",
                  "scenarios/load/test_load.py::test_steady_load_meets_the_slos")
 NO_ONE_HAPROXY = "every topology has one HAProxy: killing it is an outage by design, and the scenario skips"
 NIGHTLY_ONLY = "the lease-timing sweep runs only with --profile nightly, which no test runs"

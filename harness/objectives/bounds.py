@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.thresholds import (APISERVER_ETCD_READYCHECK_S, CLIENT_GO_JITTER, OBSERVATION_S, STARTUP_ALLOWANCE_S)
+from harness.thresholds import (APISERVER_ETCD_READYCHECK_S, CLIENT_GO_JITTER, CONTROLLERS_FIRST_SYNC_ALLOWANCE_S,
+                                OBSERVATION_S, STARTUP_ALLOWANCE_S)
 from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
@@ -61,6 +62,12 @@ def leader_failover_bound_s(election: LeaderElection) -> float:
     the expiry ((2 x 2.2 - 1) x retry-period) plus observation: lease + 4.4 x retry + 0.5 s."""
     jittered_retry = (1 + CLIENT_GO_JITTER) * election.retry_period_s
     return election.lease_duration_s + 2 * jittered_retry + OBSERVATION_S
+
+
+def reconcile_after_failover_bound_s(election: LeaderElection) -> float:
+    """A killed controller-manager leader until the work it left is done by the next: the lease failover, then the
+    new leader's controllers starting and syncing their informers (they start only once it leads)."""
+    return leader_failover_bound_s(election) + CONTROLLERS_FIRST_SYNC_ALLOWANCE_S
 
 
 def leader_give_up_bound_s(election: LeaderElection) -> float:
@@ -116,6 +123,8 @@ def _detection(configuration: Configuration, *, hung: bool) -> float | None:
 
 LEASE_FAILOVER = Bound(lambda c: leader_failover_bound_s(c.leader_election()),
                        "the configured lease duration + 2 x 2.2 x retry period + 0.5 s")
+RECONCILE_AFTER_FAILOVER = Bound(lambda c: reconcile_after_failover_bound_s(c.leader_election()),
+                                 "the configured lease failover + the controllers' first sync allowance (5 s)")
 LEASE_GIVE_UP = Bound(lambda c: leader_give_up_bound_s(c.leader_election()),
                       "the configured renew deadline + one jittered retry + 0.5 s")
 LB_DETECTION = Bound(lambda c: _detection(c, hung=False),

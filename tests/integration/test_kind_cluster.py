@@ -479,8 +479,8 @@ def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_c
     assert result.returncode == 0, output[-4000:]
     skipped = [line for line in output.splitlines() if line.startswith("SKIPPED")]
     assert all("etcd-data" in line or "node-power" in line for line in skipped), skipped
-    # 24 collected: the two etcd-data scenarios and the power loss skipped
-    assert "21 passed" in output.splitlines()[-1], output[-2000:]
+    # 25 collected: the two etcd-data scenarios and the power loss skipped
+    assert "22 passed" in output.splitlines()[-1], output[-2000:]
 
 
 NODE_CHECKS = Selection(("scenarios/conformance/test_nodes.py",))

@@ -268,7 +268,9 @@ def test_the_leader_scenarios_run_on_kind_too_and_the_lease_timing_sweep_is_nigh
     assert planned == {f"scenarios/leader_election/test_leader_election.py::{scenario}[{lease}]"
                        for scenario in ("test_a_standby_takes_over_when_the_leader_is_killed",
                                         "test_a_leader_paused_past_its_renew_deadline_does_not_lead_after_it_resumes")
-                       for lease in ("kube-controller-manager", "kube-scheduler")}, plan[-1500:]
+                       for lease in ("kube-controller-manager", "kube-scheduler")} | {
+        "scenarios/leader_election/test_leader_election.py::"
+        "test_the_new_controller_manager_leader_does_the_controllers_work_after_the_leader_is_killed"}, plan[-1500:]
 
 
 def test_the_etcd_scenarios_run_on_kind_except_those_that_rewrite_a_members_command_line_which_say_why():

@@ -1,0 +1,64 @@
+"""The controllers' work: how soon what a user asks of the controller-manager gets done again after a fault
+(harness/monitors/work.py's probes). Unknown is kept apart from fail: a probe the API never took, or one
+the monitor's stop cut short before its work could be late, is no evidence either way."""
+
+from __future__ import annotations
+
+from harness.checkers.verdict import Status, Verdict, checker, fmt
+from harness.history import History, Op, Outcome
+
+REPLICAS = "work.replicas"  # the probe whose work the controller-manager's leader does (the monitor's docstring)
+
+
+@checker("work-resumed")
+def work_resumed(history: History, *, fault: str | None = None, max_s: float | None = None,
+                 probe: str = REPLICAS) -> Verdict:
+    """From the moment the fault is wholly in effect (fault.in_place, else its start) to the first `probe` asked for
+    after it whose work was seen done: the work a new leader does, not only its lease. A probe asked for before the
+    fault is not counted as resumed work (its work may have been done just before), but one still waiting `max_s`
+    after the fault proves the work was not resumed in time, whenever it was asked for."""
+    windows = history.fault_windows(fault)
+    if not windows:
+        return Verdict("work-resumed", Status.UNKNOWN, f"no fault{' ' + fault if fault else ''} was recorded", {})
+    start, _, start_event = windows[0]
+    in_place = history.in_place_at(start_event["id"])
+    clock = start if in_place is None else in_place
+    probes = history.ops_of(probe)
+    before = [op for op in probes if op.ok and op.complete <= start]
+    resumed = next((op for op in sorted(probes, key=lambda op: op.complete) if op.ok and op.invoke >= clock), None)
+    figures = {"probe": probe, "done_before_fault": len(before),
+               "reconcile_after_failover_s": None if resumed is None else round(resumed.complete - clock, 3)}
+    named = f"{start_event.get('name')} {'in place' if in_place is not None else 'started'} at t={clock:.2f}"
+    if resumed is not None:
+        took = resumed.complete - clock
+        explanation = (f"{probe} {resumed.value} asked for {fmt(resumed.invoke - clock)} after {named} was done "
+                       f"{fmt(took)} after it")
+        if max_s is not None and took > max_s:
+            return Verdict("work-resumed", Status.FAIL, f"{explanation}, more than the allowed {fmt(max_s)}", figures)
+        return Verdict("work-resumed", Status.PASS, explanation + (f" (allowed {fmt(max_s)})" if max_s else ""),
+                       figures)
+    late = _waited_past(probes, clock, max_s)
+    if late is not None:
+        waited = late.complete - max(late.invoke, clock)
+        return Verdict("work-resumed", Status.FAIL, f"{probe} {late.value} was still not done {fmt(waited)} after "
+                       f"{named if late.invoke <= clock else 'it was asked for'}: {late.error}",
+                       {**figures, "waited_s": round(waited, 3)})
+    return Verdict("work-resumed", Status.UNKNOWN, f"no {probe} asked for after {named} ended with its work done or "
+                   f"late ({len([op for op in probes if op.invoke >= clock])} asked for after it)", figures)
+
+
+def _waited_past(probes: list[Op], clock: float, max_s: float | None) -> Op | None:
+    """A probe not done (deadline passed, or still pending at the monitor's stop) that had waited, counted from the
+    fault or from its asking if later, longer than `max_s` (any such wait when there is no bound)."""
+    for op in probes:
+        if op.ok or op.complete <= clock or not _unfinished(op):
+            continue
+        waited = op.complete - max(op.invoke, clock)
+        if max_s is None or waited > max_s:
+            return op
+    return None
+
+
+def _unfinished(op: Op) -> bool:
+    """The probe ended without its work done: its deadline passed (FAIL), or the monitor stopped while it waited."""
+    return op.outcome is Outcome.FAIL or bool(op.extra.get("pending"))
