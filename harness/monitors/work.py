@@ -42,10 +42,6 @@ REQUEST_TIMEOUT_S = 5.0
 NOBODYS_SCHEDULER = "quorum-nobody"  # no scheduler serves it: the pods stay Pending
 
 
-class ProbeMissed(Exception):
-    """The work a probe waits for was not done within its deadline."""
-
-
 class WorkMonitor(Monitor):
     """The controller-manager's work, probed continuously (module docstring); what the work-resumed checker reads."""
 
