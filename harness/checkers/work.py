@@ -7,12 +7,12 @@ from __future__ import annotations
 from harness.checkers.verdict import Status, Verdict, checker, fmt
 from harness.history import History, Op, Outcome
 
-REPLICAS = "work.replicas"  # the probe whose work the controller-manager's leader does (the monitor's docstring)
+REPLICAS_PROBE = "work.replicas"  # the probe whose work the controller-manager's leader does (the monitor's docstring)
 
 
 @checker("work-resumed")
 def work_resumed(history: History, *, fault: str | None = None, max_s: float | None = None,
-                 probe: str = REPLICAS) -> Verdict:
+                 probe: str = REPLICAS_PROBE) -> Verdict:
     """From the moment the fault is wholly in effect (fault.in_place, else its start) to the first `probe` asked for
     after it whose work was seen done: the work a new leader does, not only its lease. A probe asked for before the
     fault is not counted as resumed work (its work may have been done just before), but one still waiting `max_s`
