@@ -263,7 +263,7 @@ def heal(cluster: str | None, force: bool, inventory: Path | None) -> None:
     Every run and every fault is tried; exit 1 names each that could not be healed. A run a live session
     owns is left to it (its faults are its own, healed when it ends) unless --force."""
     from harness.backends.common import require_root
-    from harness.faults.sweep import heal_cluster
+    from harness.faults.sweep import heal_cluster, heal_work_leftovers
     from harness.run.owner import owner_of, refuse_if_owned
     from harness.run.state import registered_runs
 
@@ -290,11 +290,14 @@ def heal(cluster: str | None, force: bool, inventory: Path | None) -> None:
         try:
             c = registry.open_target(run_dir)
             report = heal_cluster(c)
+            heal_work_leftovers(c, report, force)
         except Exception as error:  # noqa: BLE001 - one broken run must not keep the others from being healed
             failed.append(f"{run_dir}: {error}")
             continue
         console.print(f"{c.name}: " + ("; ".join(report.healed) if report.healed else "nothing to heal"),
                       highlight=False, markup=False)
+        for alone in report.left_alone:
+            console.print(f"{c.name}: left alone: {alone}", highlight=False, markup=False)
         failed += [f"{c.name}: {problem}" for problem in report.failed]
     if not run_dirs:
         console.print("no cluster to heal")

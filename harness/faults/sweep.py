@@ -3,7 +3,8 @@
 First the journal: every fault begun and not healed is rebuilt from its record and healed. Then a sweep that needs
 no journal (a harness can die between acting and journaling only if the journal write itself failed): every
 Quorum-tagged firewall rule and every shaped link on every host, then what only the target knows (held or
-overridden components, stopped processes, held manifests).
+overridden components, stopped processes, held manifests). Last, through the API, the work monitors' namespaces a
+dead harness left (harness/monitors/work_leftovers.py).
 """
 
 from __future__ import annotations
@@ -81,3 +82,16 @@ def heal_cluster(target: Target) -> HealReport:
     except QuorumError as error:
         report.failed.append(f"the sweep stopped: {error}")
     return report
+
+
+def heal_work_leftovers(target: Target, report: HealReport, force: bool = False) -> None:
+    """The work monitors' namespaces whose harness is gone, deleted; into the report. An API that cannot list them
+    (a cluster that is down) leaves them for the next heal, said as left alone."""
+    from harness.monitors.work_leftovers import sweep_work_namespaces
+
+    leftovers = sweep_work_namespaces(target, force)
+    report.healed += leftovers.deleted
+    report.left_alone += leftovers.left_alone
+    report.failed += leftovers.failed
+    if leftovers.problem:
+        report.left_alone.append(f"{leftovers.problem} (the next heal tries again)")

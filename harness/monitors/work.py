@@ -14,12 +14,17 @@ The pods name a scheduler nobody runs, so they stay Pending whatever the cluster
 controller-manager's work only, and adds no scheduler load. Each probe waits at most PROBE_DEADLINE_S; one that
 ends without its work done is recorded FAIL with what was missing, and one the monitor's stop cut short UNKNOWN and
 `pending` (harness/checkers/work.py reads how long its work had waited).
+
+Every namespace it creates names the harness process that made it (OWNER): a harness killed outright leaves them
+behind, and `quorum heal` deletes those of a harness that no longer runs (harness/monitors/work_leftovers.py).
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
+from dataclasses import asdict
 
 import urllib3
 from kubernetes import client as k8s
@@ -28,10 +33,12 @@ from kubernetes.client.rest import ApiException
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 from harness.monitors.kube_writer import api_client
+from harness.run.harness_process import Harness
 from harness.target.protocol import Target
 from harness.wait import eventually, until
 
 LABEL = "quorum.io/work"
+OWNER = "quorum.io/work-owner"  # annotation: the Harness that created the namespace, as JSON
 REPLICAS = 2
 PROBE_PERIOD_S = 2.0  # a new work.replicas probe about every 2 s: a failover's figure is read to about that
 # longer than any failover the objectives allow (a lease's 24.3 s + start-up), so a probe in flight during one ends
@@ -59,11 +66,11 @@ class WorkMonitor(Monitor):
         self._apps = k8s.AppsV1Api(self._client)
         self._seq = [0, 0, 0]
         self._undeleted: set[str] = set()  # probe namespaces created whose delete the API did not take
+        self._owner = json.dumps(asdict(Harness.this()))
 
     def setup(self) -> None:
         super().setup()
-        self._core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(
-            name=self.namespace, labels={LABEL: self.tag})), _request_timeout=REQUEST_TIMEOUT_S * 2)
+        self._core.create_namespace(self._namespace(self.namespace), _request_timeout=REQUEST_TIMEOUT_S * 2)
 
     def step(self, worker: int) -> None:
         self._seq[worker] += 1
@@ -127,6 +134,10 @@ class WorkMonitor(Monitor):
                                 error=f"not done within {waited.after_s:.1f} s: {what}{last}")
         return False
 
+    def _namespace(self, name: str) -> k8s.V1Namespace:
+        return k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=name, labels={LABEL: self.tag},
+                                                         annotations={OWNER: self._owner}))
+
     def _selector(self, name: str) -> str:
         return f"{LABEL}={name}"
 
@@ -155,8 +166,7 @@ class WorkMonitor(Monitor):
         return len(sets.items)
 
     def _create_and_delete_namespace(self, namespace: str) -> None:
-        self._core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(
-            name=namespace, labels={LABEL: self.tag})), _request_timeout=REQUEST_TIMEOUT_S)
+        self._core.create_namespace(self._namespace(namespace), _request_timeout=REQUEST_TIMEOUT_S)
         self._undeleted.add(namespace)
         self._core.delete_namespace(namespace, _request_timeout=REQUEST_TIMEOUT_S)
         self._undeleted.discard(namespace)

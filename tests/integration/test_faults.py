@@ -1,5 +1,6 @@
 """Every fault, for real on ha3: injected, observed to act, healed, observed gone."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kubernetes import client as k8s
 
 from harness.checkers import lb_detection
 from harness.errors import FaultError
@@ -20,6 +22,8 @@ from harness.faults.sweep import heal_cluster
 from harness.pki import ClusterPKI
 from harness.scenario.certificates import served_certificates
 from harness.history import History
+from harness.monitors.kube_writer import api_client
+from harness.monitors.work import LABEL as WORK_LABEL, WorkMonitor
 from harness.scenario import watching_lb_marks_down
 from harness.thresholds import lb_detection_s
 
@@ -284,6 +288,34 @@ def test_sigkill_mid_fault_leaves_leftovers_that_quorum_heal_removes(ha3, nemesi
     assert result.returncode == 0, result.stderr
     assert "healed partition" in result.stdout and "healed pause" in result.stdout
     assert _leftovers(ha3) == []
+
+
+def test_quorum_heal_deletes_a_killed_harness_s_work_namespaces_and_leaves_a_live_one_s(ha3):
+    core = k8s.CoreV1Api(api_client(ha3))
+
+    def work_namespaces() -> dict[str, bool]:
+        """Each work monitor's namespace, and whether it is being deleted."""
+        found = core.list_namespace(label_selector=WORK_LABEL, _request_timeout=10).items
+        return {n.metadata.name: n.metadata.deletion_timestamp is not None for n in found}
+
+    before = work_namespaces()
+    child = _child(ha3, "work")
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    orphans = [n for n, going in work_namespaces().items() if n not in before and not going]
+    assert orphans, "the killed harness's monitor made its namespace"
+    live = WorkMonitor(ha3, History()).start()
+    try:
+        result = _quorum_heal(ha3)
+        assert result.returncode == 0, result.stderr
+        for name in orphans:
+            assert f"deleted the work monitor's namespace {name}" in result.stdout
+        assert f"left alone: namespace {live.namespace} belongs to pid {os.getpid()}" in result.stdout
+        now_seen = work_namespaces()
+        assert all(now_seen.get(name, True) for name in orphans), f"still there, not being deleted: {now_seen}"
+        assert now_seen.get(live.namespace) is False, "the live monitor's namespace must be left alone"
+    finally:
+        live.stop()
 
 
 def test_a_rotation_it_cannot_do_is_refused_by_name_before_anything_acts(ha3, nemesis):

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from harness.backends.remote.host_journal import Harness, path
+from harness.backends.remote.host_journal import path
+from harness.run.harness_process import Harness
 from harness.components.static_pod import StaticPods
 from harness.components.systemd_keeper import SystemdUnits, drop_in_text, exec_start_argument
 from harness.errors import ClusterError, FaultError
@@ -44,8 +45,8 @@ def test_an_override_is_written_as_systemd_reads_execstart_back():
 
 def test_a_harness_is_alive_while_it_runs_on_this_machine_and_unknown_on_another():
     assert Harness.this().alive() is True
-    child = subprocess.Popen([sys.executable, "-c", "import json, dataclasses; from harness.backends.remote."
-                              "host_journal import Harness; print(json.dumps(dataclasses.asdict(Harness.this())))"],
+    child = subprocess.Popen([sys.executable, "-c", "import json, dataclasses; from harness.run."
+                              "harness_process import Harness; print(json.dumps(dataclasses.asdict(Harness.this())))"],
                              stdout=subprocess.PIPE, text=True)
     import json
 

@@ -1,7 +1,8 @@
 """`quorum heal --target FILE`: undo what a harness left on a cluster Quorum did not build, from any machine with the
 inventory, its key and this checkout. First the records on the hosts (harness/backends/remote/host_journal.py), each
 fault rebuilt and undone unless its owner still runs (on another machine, unless --force says that harness is gone);
-then, when no live owner remains, the sweep of Quorum's tags and files on every host."""
+then, when no live owner remains, the sweep of Quorum's tags and files on every host, and the work monitors'
+namespaces (each left alone while its own harness may still run)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from harness.backends.remote import host_journal
 from harness.backends.remote.target import RemoteTarget
 from harness.errors import QuorumError
 from harness.faults.base import Fault
-from harness.faults.sweep import HealReport, sweep
+from harness.faults.sweep import HealReport, heal_work_leftovers, sweep
 
 
 def heal_hosts(target: RemoteTarget, force: bool = False) -> HealReport:
@@ -39,4 +40,5 @@ def heal_hosts(target: RemoteTarget, force: bool = False) -> HealReport:
         report.healed += sweep(target)
     except QuorumError as error:
         report.failed.append(f"the sweep stopped: {error}")
+    heal_work_leftovers(target, report, force)
     return report

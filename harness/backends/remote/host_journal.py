@@ -9,10 +9,7 @@ machine is healed only when the user says that machine's harness is gone (--forc
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness.backends.remote.keepers import FILES
 from harness.backends.remote.limits import hosts_named
 from harness.errors import ClusterError
+from harness.run.harness_process import Harness
 
 if TYPE_CHECKING:
     from harness.backends.remote.target import RemoteTarget
@@ -28,45 +26,6 @@ if TYPE_CHECKING:
 
 DIRECTORY = f"{FILES}journal"
 FAULT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a record's id becomes a file name on the host
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return ""
-
-
-def _start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (proc(5), stat field 22): a pid reused later differs."""
-    stat = _read(f"/proc/{pid}/stat")
-    if not stat:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
-
-
-@dataclass(frozen=True)
-class Harness:
-    """The process that injected a fault."""
-
-    machine: str
-    boot: str
-    pid: int
-    start: int | None
-    command: str = ""
-
-    @classmethod
-    def this(cls) -> "Harness":
-        machine = _read("/etc/machine-id") or socket.gethostname()
-        return cls(machine, _read("/proc/sys/kernel/random/boot_id"), os.getpid(), _start_ticks(os.getpid()),
-                   " ".join(sys.argv)[:200])
-
-    def alive(self) -> bool | None:
-        """Whether it still runs; None when it ran on another machine (nobody here can tell)."""
-        here = Harness.this()
-        if self.machine != here.machine:
-            return None
-        return self.boot == here.boot and self.start is not None and _start_ticks(self.pid) == self.start
 
 
 @dataclass
