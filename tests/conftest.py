@@ -26,18 +26,19 @@ import pytest
 collect_ignore = ["data"]
 
 # The docker lane: whatever needs the Docker engine (docker backend, kind), the load on hollow nodes (the load twins,
-# test_hollow_pods.py) and most broken twins, each on the subnet of its own topology; the process lane: the process
-# backend's clusters on ha3, single, ha3-scale and the stand-in's, the main job's suites and the twins of
-# process_lane_twins(). Balanced by CI's measured durations (`./run.sh tests --durations=0`).
+# test_hollow_pods.py), most broken twins, each on the subnet of its own topology, and the process backend's team
+# change (test_change.py, its ha3 on a run directory of its own); the process lane: the process backend's clusters
+# on ha3, single, ha3-scale and the stand-in's, the main job's suites and the twins of process_lane_twins().
+# Balanced by CI's measured durations (`./run.sh tests --durations=0`; docs/ci.md).
 DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "test_kind_cluster.py",
                                                    "test_kind_lb_standin.py", "test_kind_self_hosted.py",
-                                                   "test_scenarios_on_docker.py", "test_hollow_pods.py")}
+                                                   "test_scenarios_on_docker.py", "test_hollow_pods.py",
+                                                   "test_change.py")}
 
 
 # process-backend twins in the process lane, chosen to balance the lanes by CI's measured durations (`./run.sh tests
 # --durations=0`; docs/ci.md); the others, the load twins among them, run in the docker lane
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
-# (slow-leases moved to the docker lane when tests/integration/test_change.py, ~4 min, joined the process lane)
 PROCESS_LANE_TWINS = {"etcd-slow-election"}
 # In the deep tier the docker lane also holds kind's self-hosted module with its deep twins and the docker main job:
 # measured at 7084 s against the process lane's 3973 s (docs/ci.md), so this kind twin, deep but for one case, runs in

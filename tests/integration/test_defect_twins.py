@@ -175,11 +175,13 @@ PROVEN_ELSEWHERE = {
 DEEP = {
     "kind-restart-never:leader_election": "no-leader-election fails the same four scenarios",
     "kind-etcd-2-members": "etcd-2-members and etcd-split-member fail the same two scenarios",
+    "apiserver-cpu-starved": "node-lease-too-long fails the same steady load in presubmit, on the nodes' heartbeats; "
+                             "this fails it on the apiservers' own latency (~3 min)",
 }
 # deep cases that no presubmit twin covers: their verdict is proven both ways in the deep tier only (docs/ci.md)
 DEEP_ONLY = {
     "upgrade-all-at-once": "clusters/defects/procedures/all-apiservers-at-once.sh, a team's script doing the same, "
-                           "fails the change scenario on availability in presubmit (tests/integration/test_change.py); "
+                           "fails the change scenario on availability (tests/integration/test_change.py); "
                            "this fails the lifecycle suite's own rolling upgrade with the cluster's strategy set to all "
                            "at once (~3 min)",
     "kind-restart-never:self_healing": "restart-never fails the same scheduler's kill in presubmit, and "
@@ -187,6 +189,13 @@ DEEP_ONLY = {
                                        "scheduler's and the controller-manager's on kind (~4 min)",
     "kind-kubelet-disabled": "presubmit runs the static-pod suite's killed pod and corrupted manifest on kind; the "
                              "power loss passes only in the deep tier, and this fails it with no kubelet (~2 min)",
+    "kind-restart-never:static_pods": "presubmit passes the killed static pod on kind, and restart-never fails the "
+                                      "self-healing suite's kills on the process backend; this is the only twin "
+                                      "failing the static-pod suite's recovery check, with kind's kubelets never "
+                                      "restarting a static pod (~4 min)",
+    "slow-leases": "no-leader-election fails the same scenarios in presubmit, and lb-slow-checks, slow-restart and "
+                   "etcd-slow-election show an objective failing where the configuration's own bound passes; this "
+                   "shows it for the lease timings (~2 min)",
 }
 
 
