@@ -6,6 +6,7 @@ from harness.faults.cert_rotation import RotateCertificate
 from harness.faults.component import Kill, ModifyFlags, Pause, Stop
 from harness.faults.etcd import LoseQuorumForGood, RemoveMember
 from harness.faults.etcd_upgrade import EtcdUpgrade
+from harness.faults.heartbeats import StopNodeHeartbeats
 from harness.faults.sweep import heal_leftovers
 from harness.faults.lease import IsolateLeaseHolder
 from harness.faults.network import Bandwidth, IsolateEtcdLeader, Latency, PacketLoss, Partition
@@ -18,4 +19,4 @@ from harness.faults.upgrade import Upgrade
 __all__ = ["Fault", "Nemesis", "heal_leftovers", "Kill", "Pause", "Stop", "ModifyFlags", "Partition",
            "IsolateEtcdLeader", "Bandwidth", "PacketLoss", "Latency", "RemoveMember", "LoseQuorumForGood",
            "NodeKill", "NodePause", "NodeRestart", "NodeDisconnect", "ContainerKill", "IsolateLeaseHolder", "Rollout",
-           "Upgrade", "EtcdUpgrade", "RotateCertificate", "JoinControllers", "RetireControllers"]
+           "Upgrade", "EtcdUpgrade", "RotateCertificate", "JoinControllers", "RetireControllers", "StopNodeHeartbeats"]

@@ -15,10 +15,20 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.thresholds import (APISERVER_ETCD_READYCHECK_S, CLIENT_GO_JITTER, CONTROLLERS_FIRST_SYNC_ALLOWANCE_S,
-                                OBSERVATION_S, STARTUP_ALLOWANCE_S)
+                                NODE_MONITOR_GRACE_S, NODE_MONITOR_PERIOD_S, OBSERVATION_S, STARTUP_ALLOWANCE_S)
 from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
+NODE_SAMPLE_S = 5.0  # how often the node monitor reads the NodeNotReady Events (harness/monitors/nodes.py)
+
+
+@dataclass(frozen=True)
+class NodeMonitoring:
+    """What decides how soon a node whose heartbeats stopped is declared NotReady: kube-controller-manager's
+    --node-monitor-grace-period and --node-monitor-period (KEP-589; the v1.32+ defaults)."""
+
+    grace_s: float = NODE_MONITOR_GRACE_S
+    period_s: float = NODE_MONITOR_PERIOD_S
 
 
 class Configuration(Protocol):
@@ -29,6 +39,8 @@ class Configuration(Protocol):
     def etcd_settings(self) -> EtcdSettings: ...
 
     def load_balancer_check(self) -> HealthCheck | None: ...
+
+    def node_monitoring(self) -> NodeMonitoring: ...
 
 
 class UpstreamDefaults:
@@ -43,6 +55,9 @@ class UpstreamDefaults:
 
     def load_balancer_check(self) -> HealthCheck:
         return HealthCheck()
+
+    def node_monitoring(self) -> NodeMonitoring:
+        return NodeMonitoring()
 
 
 UPSTREAM = UpstreamDefaults()
@@ -68,6 +83,14 @@ def reconcile_after_failover_bound_s(election: LeaderElection) -> float:
     """A killed controller-manager leader until the work it left is done by the next: the lease failover, then the
     new leader's controllers starting and syncing their informers (they start only once it leads)."""
     return leader_failover_bound_s(election) + CONTROLLERS_FIRST_SYNC_ALLOWANCE_S
+
+
+def node_not_ready_bound_s(monitoring: NodeMonitoring) -> float:
+    """A node's heartbeats stopped until it is seen declared NotReady. Its last Lease renewal came before the stop, and
+    the node lifecycle controller, checking every monitor period, declares it once the grace period has passed since
+    it saw that renewal: at most grace + period after the stop. Then the node monitor's next read of the Events, and
+    the observation margin."""
+    return monitoring.grace_s + monitoring.period_s + NODE_SAMPLE_S + OBSERVATION_S
 
 
 def leader_give_up_bound_s(election: LeaderElection) -> float:
@@ -125,6 +148,9 @@ LEASE_FAILOVER = Bound(lambda c: leader_failover_bound_s(c.leader_election()),
                        "the configured lease duration + 2 x 2.2 x retry period + 0.5 s")
 RECONCILE_AFTER_FAILOVER = Bound(lambda c: reconcile_after_failover_bound_s(c.leader_election()),
                                  "the configured lease failover + the controllers' first sync allowance (5 s)")
+NODE_NOT_READY = Bound(lambda c: node_not_ready_bound_s(c.node_monitoring()),
+                        "the configured node-monitor grace period + its monitor period + the node monitor's 5 s "
+                        "reads + 0.5 s")
 LEASE_GIVE_UP = Bound(lambda c: leader_give_up_bound_s(c.leader_election()),
                       "the configured renew deadline + one jittered retry + 0.5 s")
 LB_DETECTION = Bound(lambda c: _detection(c, hung=False),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 
 if TYPE_CHECKING:
+    from harness.objectives.bounds import NodeMonitoring
     from harness.topology import EtcdSettings, HealthCheck, LeaderElection
 
 
@@ -34,3 +35,16 @@ class ConfiguredPromises(ABC):
     def etcd_settings(self) -> "EtcdSettings":
         """etcd's heartbeat and election timeout as configured (the bounds of a leader change derive from them)."""
         return self.topology.etcd
+
+    def node_monitoring(self) -> "NodeMonitoring":
+        """The node lifecycle controller's grace and monitor periods (how soon a dead node is declared NotReady): the
+        controller-manager's flags as the topology gives them, else their upstream defaults."""
+        from harness.components.flags import go_duration_s
+        from harness.objectives.bounds import NodeMonitoring
+
+        settings = getattr(self.topology, "controller_manager", None)
+        flags = settings.extra_flags if settings is not None else {}
+        defaults = NodeMonitoring()
+        grace, period = flags.get("--node-monitor-grace-period"), flags.get("--node-monitor-period")
+        return NodeMonitoring(grace_s=go_duration_s(grace) if grace else defaults.grace_s,
+                              period_s=go_duration_s(period) if period else defaults.period_s)

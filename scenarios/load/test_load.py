@@ -4,19 +4,22 @@ heartbeats (no hollow node goes NotReady). The steady load judges latency inside
 the SLI is defined (docs/load.md). Faults happen under the load; the SLOs are then judged at the client over the rest
 of the run, in windows (5 minutes nightly, the profile's window in ci): two scrapes cannot leave a fault's window out.
 Node heartbeats are watched until the node lifecycle controller's detection time (grace period + monitor period,
-55 s) has passed since the fault ended."""
+55 s) has passed since the fault ended. The opposite mistake is judged too: a node whose heartbeats do stop must be
+declared NotReady in time."""
 
 import time
 
 import pytest
+import requests
 
 from harness.checkers import availability, lb_detection
+from harness.checkers.node_death import node_declared_not_ready
 from harness.checkers.server_slo import server_latency_slo, server_measures
 from harness.checkers.slo import (error_rate, heartbeat_health, heartbeat_measures, latency_slo, load_measures,
                                   pods_kept)
 from harness.checkers.verdict import Status
-from harness.faults import Kill, Partition
-from harness.load.hollow import NAMESPACE
+from harness.faults import Kill, Partition, StopNodeHeartbeats
+from harness.load.hollow import NAMESPACE, NODES_PATH
 from harness.metrics import etcd_window
 from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import from_verdict
@@ -35,6 +38,10 @@ SETTLE_S = 15.0  # after a fault healed: the LB's rise checks and the clients' r
 # An availability window judged against 99.5 % must hold enough probes for one stray timeout not to decide it:
 # at the prober's ~17 requests/s, 30 s is ~500 requests, so the budget is two failed probes (see thresholds).
 STEADY_MIN_S = 30.0
+# a node given back to its kwok controller is Ready at the controller's next status update (every few seconds; kwok
+# updates a node it takes over at once), and its NotReady taint is lifted at the node lifecycle controller's next pass
+BACK_READY_S = 60.0
+DECLARED_MARGIN_S = 5.0  # waited past the bound, so that a late declaration is seen and judged late, not missed
 
 
 def _hollow_count(cluster) -> int:
@@ -186,3 +193,40 @@ def test_restarting_the_controller_manager_leader_under_load(cluster, history, n
         measures=load_measures(history, heartbeats, window_s=profile.slo_window_s),
     )
     assert all(verdicts), explain_all(verdicts)
+
+
+def _node_ready(cluster, node: str) -> bool:
+    try:
+        response = cluster.api.request("GET", f"{NODES_PATH}/{node}", timeout=10.0)
+        response.raise_for_status()
+    except requests.RequestException:
+        return False  # asked again at the next look
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in response.json().get("status", {}).get("conditions", []))
+
+
+@pytest.mark.destructive
+@pytest.mark.requires(Capability.HOLLOW_NODES)
+@pytest.mark.measures("node_not_ready_s")
+def test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_grace_period(cluster, history, nemesis,
+                                                                                      node_readiness):
+    """One hollow node's heartbeats stop, as when its kubelet dies: its kwok controller lets go of it, so nothing
+    renews its Lease (harness/faults/heartbeats.py). The node lifecycle controller declares it NotReady within the
+    node_not_ready_s objective (its grace and monitor periods: a dead node's pods are evicted only once it is seen
+    dead), and within what the controller-manager's own flags promise; once its heartbeats return the node is Ready
+    again, for the suite's next scenario."""
+    bound = allowed_s("node_not_ready_s", cluster)
+    with nemesis.fault(StopNodeHeartbeats()) as fault:
+        node = fault.captured["node"]
+        clock = history.in_place_at(fault.id) or time.monotonic()
+        until(lambda: any(e.t >= clock for e in history.events_of("nodes.not_ready", node=node)),
+              bound + DECLARED_MARGIN_S, 1.0)
+    back = until(lambda: _node_ready(cluster, node), BACK_READY_S, 1.0)
+    declared = node_declared_not_ready(history, node=node, max_s=bound)
+    verdicts = judge(history, declared, figures={"node": node, "bound_s": bound, "ready_again_after_heal_s":
+                                                 round(back.after_s, 1) if back.held else None},
+                     measures=[from_verdict("node_not_ready_s", declared, "node_not_ready_s",
+                                            bound=configured_bound("node_not_ready_s", cluster))])
+    assert back.held, f"{node} was not Ready {BACK_READY_S:.0f} s after its heartbeats returned"
+    assert all(verdicts), explain_all(verdicts)
+

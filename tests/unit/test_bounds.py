@@ -16,7 +16,8 @@ BOUNDED = [name for name, spec in MEASURES.items() if spec.bound is not None]
 
 def test_the_measures_whose_bound_is_the_configurations_are_the_timing_ones():
     assert set(BOUNDED) == {"lease_failover_s", "lease_give_up_s", "lb_detection_s", "lb_detection_hung_s",
-                            "etcd_leader_change_s", "etcd_write_stall_s", "snapshot_restore_s", "reconcile_after_failover_s"}
+                            "etcd_leader_change_s", "etcd_write_stall_s", "snapshot_restore_s", "reconcile_after_failover_s",
+                            "node_not_ready_s"}
 
 
 @pytest.mark.parametrize("name", BOUNDED)
@@ -32,6 +33,14 @@ def test_a_cluster_configured_slower_is_promised_more_than_the_objective(tmp_pat
     assert election != LeaderElection()
     assert configured_bound("lease_failover_s", slow) == leader_failover_bound_s(election) > \
         MEASURES["lease_failover_s"].default
+
+
+def test_a_grace_period_the_topology_raises_is_promised_and_the_objective_stays_upstream_s(tmp_path):
+    """The node-monitor-grace-long twin's 2m flag is its promise (2 x 60 + 5 + 5 + 0.5 s); the objective is the
+    50 s default's."""
+    long_grace = fake_target(tmp_path, "clusters/defects/node-monitor-grace-long.yaml")
+    assert long_grace.node_monitoring().grace_s == 120.0
+    assert configured_bound("node_not_ready_s", long_grace) == 130.5 > MEASURES["node_not_ready_s"].default == 60.5
 
 
 class UncheckedBalancer:

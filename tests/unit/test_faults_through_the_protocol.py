@@ -39,8 +39,9 @@ SAMPLES = [Kill(component="kube-scheduler@c2"), Pause(component="kube-controller
 
 # faults that act through what the fake's model does not serve, the Kubernetes API (target.api) or a node's container
 # runtime (Capability.PODS): their own unit tests (tests/unit/test_rollout_fault.py, test_container_kill.py) and a real
-# self-hosted kind cluster (test_kind_self_hosted.py) prove them
-THROUGH_THE_API = {"rollout", "container-kill"}
+# self-hosted kind cluster (test_kind_self_hosted.py) prove them; stop-node-heartbeats relabels a hollow node
+# (tests/unit/test_heartbeats_fault.py, and the load suite's dead node on ha3-1000)
+THROUGH_THE_API = {"rollout", "container-kill", "stop-node-heartbeats"}
 # faults that act on a host's files (a certificate and its key), whose contents the fake does not model: their heal
 # from the journal after SIGKILL is proven on ha3 (test_faults.py::test_a_rotation_killed_mid_way_is_put_back_...),
 # the certificates they issue here (tests/unit/test_cert_rotation.py)

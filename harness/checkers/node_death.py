@@ -1,0 +1,46 @@
+"""A dead node declared: from the moment a node's heartbeats stopped (the fault wholly in effect) to the node lifecycle
+controller's NodeNotReady Event for that node, as the node monitor read it (harness/monitors/nodes.py reads the Events
+every few seconds). A node never declared fails only once the monitor had read for longer than the bound while the
+fault lasted; a shorter watch is no evidence either way."""
+
+from __future__ import annotations
+
+from harness.checkers.verdict import Status, Verdict, checker, fmt
+from harness.history import History
+
+NOT_READY_EVENT = "nodes.not_ready"  # the node monitor's record of a NodeNotReady Event
+READ = "nodes.list"  # the node monitor's read of the nodes and their Events
+
+
+@checker("node-declared-not-ready")
+def node_declared_not_ready(history: History, *, node: str, fault: str | None = None,
+                            max_s: float | None = None) -> Verdict:
+    """`node`: the node whose heartbeats the fault stopped."""
+    windows = history.fault_windows(fault)
+    if not windows:
+        return Verdict("node-declared-not-ready", Status.UNKNOWN, f"no fault{' ' + fault if fault else ''} was "
+                       "recorded", {})
+    start, end, start_event = windows[0]
+    in_place = history.in_place_at(start_event["id"])
+    clock = start if in_place is None else in_place
+    named = f"{start_event.get('name')} {'in place' if in_place is not None else 'started'} at t={clock:.2f}"
+    declared = next((e for e in history.events_of(NOT_READY_EVENT, node=node) if e.t >= clock), None)
+    if declared is not None:
+        took = declared.t - clock
+        figures = {"node": node, "node_not_ready_s": round(took, 3)}
+        explanation = f"{node} declared NotReady {fmt(took)} after {named} ({declared.get('message')})"
+        if max_s is not None and took > max_s:
+            return Verdict("node-declared-not-ready", Status.FAIL, f"{explanation}, more than the allowed {fmt(max_s)}",
+                           figures)
+        return Verdict("node-declared-not-ready", Status.PASS,
+                       explanation + (f" (allowed {fmt(max_s)})" if max_s is not None else ""), figures)
+    # read while the fault lasted: a read after its heal would see a node that is alive again
+    reads = [op for op in history.ops_of(READ) if op.ok and clock <= op.invoke and (end is None or op.complete <= end)]
+    watched = max((op.complete for op in reads), default=clock) - clock
+    figures = {"node": node, "node_not_ready_s": None, "watched_s": round(watched, 3), "reads": len(reads)}
+    if max_s is not None and watched > max_s:
+        return Verdict("node-declared-not-ready", Status.FAIL, f"{node} was not declared NotReady in {fmt(watched)} of "
+                       f"{len(reads)} reads after {named}, more than the allowed {fmt(max_s)}", figures)
+    return Verdict("node-declared-not-ready", Status.UNKNOWN, f"{node} was not declared NotReady in the {fmt(watched)} "
+                   f"the node monitor read after {named}: too short a watch to judge"
+                   + (f" against {fmt(max_s)}" if max_s is not None else ""), figures)
