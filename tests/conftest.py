@@ -26,14 +26,14 @@ import pytest
 collect_ignore = ["data"]
 
 # The docker lane: whatever needs the Docker engine (docker backend, kind), the load on hollow nodes (the load twins,
-# test_hollow_pods.py), most broken twins, each on the subnet of its own topology, and the process backend's team
-# change (test_change.py, its ha3 on a run directory of its own); the process lane: the process backend's clusters
-# on ha3, single, ha3-scale and the stand-in's, the main job's suites and the twins of process_lane_twins().
-# Balanced by CI's measured durations (`./run.sh tests --durations=0`; docs/ci.md).
+# test_hollow_pods.py) and most broken twins, each on the subnet of its own topology; the process lane: the process
+# backend's clusters on ha3, single, ha3-scale and the stand-in's, the main job's suites, the team change
+# (test_change.py) and the twins of process_lane_twins(). A process-backend cluster stays out of the docker lane:
+# Docker's containers share one cgroup's CPU, a process cluster's processes take it each at full weight, from the
+# process lane's (docs/ci.md). Balanced by CI's measured durations (`./run.sh tests --durations=0`; docs/ci.md).
 DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "test_kind_cluster.py",
                                                    "test_kind_lb_standin.py", "test_kind_self_hosted.py",
-                                                   "test_scenarios_on_docker.py", "test_hollow_pods.py",
-                                                   "test_change.py")}
+                                                   "test_scenarios_on_docker.py", "test_hollow_pods.py")}
 
 
 # process-backend twins in the process lane, chosen to balance the lanes by CI's measured durations (`./run.sh tests

@@ -1,6 +1,6 @@
 """A dead node declared: from the moment a node's heartbeats stopped (the fault wholly in effect) to the node lifecycle
-controller's NodeNotReady Event for that node, as the node monitor read it (harness/monitors/nodes.py reads the Events
-every few seconds). A node never declared fails only once the monitor had read for longer than the bound while the
+controller's NodeNotReady Event for that node, or the node monitor's first sample finding it not Ready, whichever the
+monitor saw first (harness/monitors/nodes.py reads both every few seconds). A node never declared fails only once the monitor had read for longer than the bound while the
 fault lasted; a shorter watch is no evidence either way."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from harness.checkers.verdict import Status, Verdict, checker, fmt
 from harness.history import History
 
 NOT_READY_EVENT = "nodes.not_ready"  # the node monitor's record of a NodeNotReady Event
+WENT_NOT_READY = "nodes.went_not_ready"  # the node monitor's sample finding a node not Ready, Ready in the one before
 READ = "nodes.list"  # the node monitor's read of the nodes and their Events
 
 
@@ -24,11 +25,14 @@ def node_declared_not_ready(history: History, *, node: str, fault: str | None = 
     in_place = history.in_place_at(start_event["id"])
     clock = start if in_place is None else in_place
     named = f"{start_event.get('name')} {'in place' if in_place is not None else 'started'} at t={clock:.2f}"
-    declared = next((e for e in history.events_of(NOT_READY_EVENT, node=node) if e.t >= clock), None)
+    seen = sorted((e for kind in (NOT_READY_EVENT, WENT_NOT_READY) for e in history.events_of(kind, node=node)
+                   if e.t >= clock), key=lambda e: e.t)
+    declared = seen[0] if seen else None
     if declared is not None:
         took = declared.t - clock
         figures = {"node": node, "node_not_ready_s": round(took, 3)}
-        explanation = f"{node} declared NotReady {fmt(took)} after {named} ({declared.get('message')})"
+        how = declared.get("message") or "a sample found it not Ready"
+        explanation = f"{node} declared NotReady {fmt(took)} after {named} ({how})"
         if max_s is not None and took > max_s:
             return Verdict("node-declared-not-ready", Status.FAIL, f"{explanation}, more than the allowed {fmt(max_s)}",
                            figures)

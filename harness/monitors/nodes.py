@@ -5,6 +5,10 @@
 - the node lifecycle controller's `NodeNotReady` Events since the monitor started, recorded as
   `nodes.not_ready` events. A sample can miss a short flap (kwok marks a node Ready again within
   milliseconds of the controller declaring it dead); the controller's Event cannot be missed.
+
+A node a sample finds not Ready that the previous one found Ready is also recorded, as a `nodes.went_not_ready`
+event: the controller's recorder may fold an Event into an older one, and a dead node stays not Ready, so the
+samples time its declaration too (harness/checkers/node_death.py takes the earlier of the two).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class NodeReadiness(Monitor):
         super().__init__(cluster, history, rate=1.0 / SAMPLE_PERIOD_S, workers=1, **kwargs)
         self.since_wall = time.time()
         self.seen: set[tuple[str, int]] = set()
+        self.not_ready: set[str] | None = None  # the last sample's, None before the first
 
     def setup(self) -> None:
         super().setup()
@@ -56,6 +61,10 @@ class NodeReadiness(Monitor):
         self.history.record(self.name, "nodes.list", "lb", invoke, Outcome.OK, value=len(items))
         self.history.event("nodes.ready", total=len(items), ready=len(items) - len(not_ready),
                            examples=not_ready[:5])
+        if self.not_ready is not None:
+            for node in sorted(set(not_ready) - self.not_ready):
+                self.history.event("nodes.went_not_ready", node=node)
+        self.not_ready = set(not_ready)
         for event in events.json().get("items", []):
             key = (event["metadata"]["uid"], int(event.get("count") or 1))
             if key in self.seen or _when(event) < self.since_wall:

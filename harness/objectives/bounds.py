@@ -86,11 +86,12 @@ def reconcile_after_failover_bound_s(election: LeaderElection) -> float:
 
 
 def node_not_ready_bound_s(monitoring: NodeMonitoring) -> float:
-    """A node's heartbeats stopped until it is seen declared NotReady. Its last Lease renewal came before the stop, and
-    the node lifecycle controller, checking every monitor period, declares it once the grace period has passed since
-    it saw that renewal: at most grace + period after the stop. Then the node monitor's next read of the Events, and
-    the observation margin."""
-    return monitoring.grace_s + monitoring.period_s + NODE_SAMPLE_S + OBSERVATION_S
+    """A node's heartbeats stopped until it is seen declared NotReady. Its last Lease renewal came before the stop; the
+    node lifecycle controller notes a renewal's time when its next monitor pass sees it (up to one period later:
+    pkg/controller/nodelifecycle, tryUpdateNodeHealth's probeTimestamp), and declares the node on the first pass after
+    the grace period has run from there: at most grace + 2 x period after the stop. Then the node monitor's next read
+    of the Events, and the observation margin."""
+    return monitoring.grace_s + 2 * monitoring.period_s + NODE_SAMPLE_S + OBSERVATION_S
 
 
 def leader_give_up_bound_s(election: LeaderElection) -> float:
@@ -149,7 +150,7 @@ LEASE_FAILOVER = Bound(lambda c: leader_failover_bound_s(c.leader_election()),
 RECONCILE_AFTER_FAILOVER = Bound(lambda c: reconcile_after_failover_bound_s(c.leader_election()),
                                  "the configured lease failover + the controllers' first sync allowance (5 s)")
 NODE_NOT_READY = Bound(lambda c: node_not_ready_bound_s(c.node_monitoring()),
-                        "the configured node-monitor grace period + its monitor period + the node monitor's 5 s "
+                        "the configured node-monitor grace period + 2 x its monitor period + the node monitor's 5 s "
                         "reads + 0.5 s")
 LEASE_GIVE_UP = Bound(lambda c: leader_give_up_bound_s(c.leader_election()),
                       "the configured renew deadline + one jittered retry + 0.5 s")

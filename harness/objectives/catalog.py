@@ -94,8 +94,9 @@ MEASURES = {spec.name: spec for spec in (
           "no healthy node may be taken for dead (KEP-589: heartbeats every 10 s, grace 40-50 "
           "s)", default=0),
     _spec("node_not_ready_s", "s", "a node whose heartbeats stopped until it is declared NotReady",
-          "kube-controller-manager's defaults since v1.32 (KEP-589): --node-monitor-grace-period 50 s + "
-          "--node-monitor-period 5 s, + the node monitor's 5 s reads + 0.5 s observation", bound=bounds.NODE_NOT_READY),
+          "kube-controller-manager's defaults since v1.32 (KEP-589): --node-monitor-grace-period 50 s + 2 x "
+          "--node-monitor-period 5 s (one pass to see the last renewal, one to declare), + the node monitor's 5 s "
+          "reads + 0.5 s observation", bound=bounds.NODE_NOT_READY),
     _spec("power_loss_recovery_s", "s", "every control-plane node powered off at once until all is healthy",
           "a node's boot (20 s) + etcd's and the apiserver's start-up allowances + the "
           "kubelet's status period (10 s) + one LB check (2 s), harness/thresholds.py",

@@ -15,7 +15,7 @@ from harness.backends import registry
 from harness.faults.upgrade import control_plane_versions
 from harness.run import owner
 from tests.excerpt import failure_excerpt
-from tests.integration.conftest import CLUSTERS, ROOT, in_docker_lane
+from tests.integration.conftest import CLUSTERS, ROOT
 from tests.tiers import Selection, fails, passes
 
 CHANGE = Selection(("scenarios/change/test_change.py",))
@@ -26,12 +26,8 @@ BAD = Path("clusters/defects/procedures")
 
 @pytest.fixture(scope="module")
 def kept(tmp_path_factory):
-    """A run directory for ha3 that the first change builds and every later one reuses; torn down at the end. Its
-    topology (beside it, see topology_of) is ha3 on the docker lane's subnet for it: this module runs in that lane,
-    beside the process lane's ha3 (tests/conftest.py)."""
-    base = tmp_path_factory.mktemp("change")
-    in_docker_lane(CLUSTERS / "ha3.yaml", base)
-    run_dir = base / "run"
+    """A run directory for ha3 that the first change builds and every later one reuses; torn down at the end."""
+    run_dir = tmp_path_factory.mktemp("change") / "run"
     try:
         yield run_dir
     finally:
@@ -40,16 +36,11 @@ def kept(tmp_path_factory):
             registry.down(run_dir, keep_logs=True)
 
 
-def topology_of(run_dir: Path) -> Path:
-    """The topology the `kept` fixture wrote beside its run directory."""
-    return run_dir.with_name("ha3.yaml")
-
-
 def quorum_change(run_dir: Path, tmp_path: Path, *arguments: str) -> tuple[int, str]:
-    """`quorum change --topology ha3.yaml --keep-cluster ARGUMENTS` from the repository's root, as a team runs it: its
-    exit code and its output."""
+    """`quorum change --topology clusters/ha3.yaml --keep-cluster ARGUMENTS` from the repository's root, as a team
+    runs it: its exit code and its output."""
     result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "change", f"--topology={topology_of(run_dir)}", "--keep-cluster",
+        [sys.executable, "-m", "harness.cli", "change", f"--topology={CLUSTERS / 'ha3.yaml'}", "--keep-cluster",
          f"--run-dir={run_dir}", f"--history-dir={tmp_path / 'histories'}", *arguments],
         cwd=ROOT, capture_output=True, text=True, timeout=1500)
     return result.returncode, result.stdout + result.stderr

@@ -35,6 +35,16 @@ def test_the_first_not_ready_of_the_node_after_the_stop_is_its_detection():
     assert v.figures["node_not_ready_s"] == 50.5 and "in place at t=100.20" in v.explanation
 
 
+def test_a_sample_finding_the_node_not_ready_counts_when_no_event_came_or_came_later():
+    h = History()
+    stop(h)
+    h.event("nodes.went_not_ready", t=142.3, node=NODE)
+    h.event("nodes.not_ready", t=147.0, node=NODE, message="NodeNotReady")
+    v = node_declared_not_ready(h, node=NODE, max_s=65.5)
+    assert v.passed and v.figures["node_not_ready_s"] == 42.1, v.explanation
+    assert "a sample found it not Ready" in v.explanation
+
+
 def test_a_detection_later_than_the_bound_fails_with_both_times():
     h = History()
     stop(h, lasted=200.0)
@@ -64,5 +74,5 @@ def test_no_fault_is_unknown():
 
 
 def test_the_bound_is_the_grace_and_monitor_periods_and_the_reads():
-    assert node_not_ready_bound_s(UPSTREAM.node_monitoring()) == 50.0 + 5.0 + 5.0 + 0.5
-    assert node_not_ready_bound_s(NodeMonitoring(grace_s=120.0, period_s=5.0)) == 130.5
+    assert node_not_ready_bound_s(UPSTREAM.node_monitoring()) == 50.0 + 2 * 5.0 + 5.0 + 0.5
+    assert node_not_ready_bound_s(NodeMonitoring(grace_s=120.0, period_s=5.0)) == 135.5
