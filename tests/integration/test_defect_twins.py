@@ -198,7 +198,7 @@ DEEP_ONLY = {
                                       "failing the static-pod suite's recovery check, with kind's kubelets never "
                                       "restarting a static pod (~4 min)",
     "node-monitor-grace-long": "presubmit passes the dead node's declaration on ha3-1000 (the measuring suites, "
-                               "alone); this fails its objective with a 2-minute grace period (~5 min)",
+                               "alone); this fails its objective with a 2-minute grace period (~2.5 min)",
     "slow-leases": "no-leader-election fails the same scenarios in presubmit, and lb-slow-checks, slow-restart and "
                    "etcd-slow-election show an objective failing where the configuration's own bound passes; this "
                    "shows it for the lease timings (~2 min)",
