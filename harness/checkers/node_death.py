@@ -1,7 +1,7 @@
 """A dead node declared: from the moment a node's heartbeats stopped (the fault wholly in effect) to the node lifecycle
 controller's NodeNotReady Event for that node, or the node monitor's first sample finding it not Ready, whichever the
-monitor saw first (harness/monitors/nodes.py reads both every few seconds). A node never declared fails only once the monitor had read for longer than the bound while the
-fault lasted; a shorter watch is no evidence either way."""
+monitor saw first (harness/monitors/nodes.py reads both every few seconds). A node never declared fails only once the
+monitor had read for longer than the bound while the fault lasted; a shorter watch is no evidence either way."""
 
 from __future__ import annotations
 

@@ -7,8 +7,9 @@
   milliseconds of the controller declaring it dead); the controller's Event cannot be missed.
 
 A node a sample finds not Ready that the previous one found Ready is also recorded, as a `nodes.went_not_ready`
-event: the controller's recorder may fold an Event into an older one, and a dead node stays not Ready, so the
-samples time its declaration too (harness/checkers/node_death.py takes the earlier of the two).
+event: a dead node stays not Ready, so the samples time its declaration too, where its Event may not be read (on
+1000 hollow nodes none was, for a node whose heartbeats stopped: docs/benchmarks.md); harness/checkers/node_death.py
+takes the earlier of the two.
 """
 
 from __future__ import annotations

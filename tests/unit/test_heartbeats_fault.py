@@ -49,7 +49,8 @@ def test_the_first_hollow_node_is_taken_off_its_controller_and_given_back_to_it(
     assert fault.captured == {"node": "hollow-n1-0000", "host": "n1"}
     fault.act(target)
     fault.undo(target)
-    labels = [(method, path, body["metadata"]["labels"][HOST_LABEL], kind) for method, path, body, kind in target.api.sent]
+    labels = [(method, path, body["metadata"]["labels"][HOST_LABEL], kind)
+              for method, path, body, kind in target.api.sent]
     assert labels == [("PATCH", "/api/v1/nodes/hollow-n1-0000", ORPHANED, "application/merge-patch+json"),
                       ("PATCH", "/api/v1/nodes/hollow-n1-0000", "n1", "application/merge-patch+json")]
 
