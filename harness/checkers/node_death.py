@@ -6,11 +6,18 @@ monitor had read for longer than the bound while the fault lasted; a shorter wat
 from __future__ import annotations
 
 from harness.checkers.verdict import Status, Verdict, checker, fmt
-from harness.history import History
+from harness.history import Event, History
 
 NOT_READY_EVENT = "nodes.not_ready"  # the node monitor's record of a NodeNotReady Event
 WENT_NOT_READY = "nodes.went_not_ready"  # the node monitor's sample finding a node not Ready, Ready in the one before
 READ = "nodes.list"  # the node monitor's read of the nodes and their Events
+
+
+def declared_at(history: History, node: str, since: float) -> Event | None:
+    """The node monitor's first record, at or after `since`, of `node` declared NotReady: its Event read, or a
+    sample finding it newly not Ready, whichever came first; None before either."""
+    seen = [e for kind in (NOT_READY_EVENT, WENT_NOT_READY) for e in history.events_of(kind, node=node) if e.t >= since]
+    return min(seen, key=lambda e: e.t, default=None)
 
 
 @checker("node-declared-not-ready")
@@ -25,9 +32,7 @@ def node_declared_not_ready(history: History, *, node: str, fault: str | None = 
     in_place = history.in_place_at(start_event["id"])
     clock = start if in_place is None else in_place
     named = f"{start_event.get('name')} {'in place' if in_place is not None else 'started'} at t={clock:.2f}"
-    seen = sorted((e for kind in (NOT_READY_EVENT, WENT_NOT_READY) for e in history.events_of(kind, node=node)
-                   if e.t >= clock), key=lambda e: e.t)
-    declared = seen[0] if seen else None
+    declared = declared_at(history, node, clock)
     if declared is not None:
         took = declared.t - clock
         figures = {"node": node, "node_not_ready_s": round(took, 3)}

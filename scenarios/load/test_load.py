@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from harness.checkers import availability, lb_detection
-from harness.checkers.node_death import node_declared_not_ready
+from harness.checkers.node_death import declared_at, node_declared_not_ready
 from harness.checkers.server_slo import server_latency_slo, server_measures
 from harness.checkers.slo import (error_rate, heartbeat_health, heartbeat_measures, latency_slo, load_measures,
                                   pods_kept)
@@ -219,8 +219,7 @@ def test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_grace_per
     with nemesis.fault(StopNodeHeartbeats()) as fault:
         node = fault.captured["node"]
         clock = history.in_place_at(fault.id) or time.monotonic()
-        until(lambda: any(e.t >= clock for e in history.events_of("nodes.not_ready", node=node)),
-              bound + DECLARED_MARGIN_S, 1.0)
+        until(lambda: declared_at(history, node, clock) is not None, bound + DECLARED_MARGIN_S, 1.0)
     back = until(lambda: _node_ready(cluster, node), BACK_READY_S, 1.0)
     declared = node_declared_not_ready(history, node=node, max_s=bound)
     verdicts = judge(history, declared, figures={"node": node, "bound_s": bound, "ready_again_after_heal_s":
