@@ -2,7 +2,8 @@
 lane's tests one after another in file order, so module-scoped clusters stay as they are. A third, `background`,
 first runs the process twins whose every check must fail (EARLY_TWINS: short, while the two lanes run twins too),
 then the tests that build no cluster (unit tests, the toolchain's and the report's) at nice 10, so these take the
-CPU the two lanes' clusters leave (none of its verdicts is a timing of a healthy cluster).
+CPU the two lanes' clusters leave (none of its verdicts is a timing of a healthy cluster), and last, at full priority
+again, the inventory's checks on their stand-in cluster (BACKGROUND_LAST).
 
 Most of CI's time is spent waiting on clusters (availability windows, failover bounds, recovery times) rather
 than computing, so two independent clusters at a time halve the wall time. Independent means: their own
@@ -27,7 +28,7 @@ collect_ignore = ["data"]
 
 # The docker lane: whatever needs the Docker engine (docker backend, kind), the load on hollow nodes (the load twins,
 # test_hollow_pods.py) and most broken twins, each on the subnet of its own topology; the process lane: the process
-# backend's clusters on ha3, single, ha3-scale and the stand-in's, the main job's suites, the team change
+# backend's clusters on ha3, single and ha3-scale, the main job's suites, the team change
 # (test_change.py) and the twins of process_lane_twins(). A process-backend cluster stays out of the docker lane:
 # Docker's containers share one cgroup's CPU, a process cluster's processes take it each at full weight, from the
 # process lane's (docs/ci.md). Balanced by CI's measured durations (`./run.sh tests --durations=0`; docs/ci.md).
@@ -39,7 +40,7 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # process-backend twins in the process lane, chosen to balance the lanes by CI's measured durations (`./run.sh tests
 # --durations=0`; docs/ci.md); the others, the load twins among them, run in the docker lane
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
-PROCESS_LANE_TWINS = {"etcd-slow-election"}
+PROCESS_LANE_TWINS = {"etcd-slow-election", "lb-no-health-check"}
 # In the deep tier the docker lane also holds kind's self-hosted module with its deep twins and the docker main job:
 # measured at 7084 s against the process lane's 3973 s (docs/ci.md), so this kind twin, deep but for one case, runs in
 # the process lane there. The process lane builds kind clusters already (the inventory checks); a twin's failure
@@ -55,7 +56,7 @@ DEEP_BACKGROUND_TWINS = {"scale-member-first", "scale-voter-first"}
 # nor the load twins (hollow nodes and API load beside a lane's), nor kind's, which stay with Docker's clusters.
 # docs/ci.md has the figures.
 EARLY_TWINS = {"etcd-2-members", "etcd-no-peer-tls", "slow-links", "rotation-ca-first", "restart-never",
-               "no-leader-election", "etcd-split-member", "lb-no-health-check", "upgrade-all-at-once"}
+               "no-leader-election", "etcd-split-member", "upgrade-all-at-once"}
 
 
 def process_lane_twins(deep: bool = False) -> set[str]:
@@ -90,18 +91,41 @@ BACKGROUND = {"integration/test_toolchain_install.py", "integration/test_report.
               "integration/test_lifecycle_matrix.py", "integration/test_load_generators.py",
               "integration/test_kubeadm_change.py"}
 BACKGROUND_NICE = 10
+# A cluster module that runs last in the background lane, at full priority again: the lane's niced tests end ~11
+# minutes before the process lane, whose tail leaves a third of the CPU idle (docs/ci.md). Its verdicts are the
+# inventory's findings and bad-input errors, and the remote target's protocol: none is a timing of a healthy cluster
+# that a third cluster beside the two lanes' tails could distort.
+BACKGROUND_LAST = {"integration/test_inventory_check.py"}
 
 
 def lane_of(nodeid: str, deep: bool = False) -> str:
     """The lane of a test, from its node id and the tier (`deep`: `--deep`): xdist's controller schedules by node id,
     without items."""
     path = nodeid.partition("::")[0]
-    if Path(path).parts[-2:-1] == ("unit",) or "/".join(Path(path).parts[-2:]) in BACKGROUND:
+    module = "/".join(Path(path).parts[-2:])
+    if Path(path).parts[-2:-1] == ("unit",) or module in BACKGROUND | BACKGROUND_LAST:
         return "background"
     twin = twin_of(nodeid)
     if twin is not None:
         return "background" if twin in early_twins(deep) else "process" if twin in process_lane_twins(deep) else "docker"
-    return "docker" if "/".join(Path(path).parts[-2:]) in DOCKER_LANE else "process"
+    return "docker" if module in DOCKER_LANE else "process"
+
+
+def last_in_background(nodeid: str) -> bool:
+    """Whether a test is of BACKGROUND_LAST's modules: the end of the background lane, at full priority."""
+    return "/".join(Path(nodeid.partition("::")[0]).parts[-2:]) in BACKGROUND_LAST
+
+
+def last_in_its_lane(nodeid: str) -> bool:
+    """The sort key of a worker's tests (False first, file order kept otherwise): the handed-over kind cluster's
+    module ends the docker lane, BACKGROUND_LAST's modules the background lane."""
+    return nodeid.startswith(HANDED_OVER) or last_in_background(nodeid)
+
+
+def background_nice(nodeid: str) -> int:
+    """The niceness a background-lane test runs at: 0 for the early twins and BACKGROUND_LAST's clusters, else
+    BACKGROUND_NICE."""
+    return 0 if twin_of(nodeid) is not None or last_in_background(nodeid) else BACKGROUND_NICE
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
@@ -128,10 +152,12 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
 
     lane = lane_of(nodeid, _DEEP_RUN[0])
     # after the early twins (first in file order), and only with a worker per lane (run.sh's -n 3): with fewer, this
-    # worker would go on to a cluster lane still niced
-    if lane == "background" and twin_of(nodeid) is None and os.nice(0) < BACKGROUND_NICE and \
-            int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")) >= 3:
-        os.nice(BACKGROUND_NICE - os.nice(0))
+    # worker would go on to a cluster lane still niced; back to full priority for the clusters of BACKGROUND_LAST
+    # (root may raise a priority again: run.sh runs as root)
+    if lane == "background" and int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")) >= 3:
+        wanted = background_nice(nodeid)
+        if os.nice(0) < wanted or (wanted == 0 and os.nice(0) > 0 and os.geteuid() == 0):
+            os.nice(wanted - os.nice(0))
     span = _LANE_SPAN.setdefault(lane, [time.time(), time.time(), 0.0])
     span[1] = time.time()
 
@@ -194,7 +220,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = keep
-    if in_a_lane:  # the kind cluster's module last in its lane: the cluster it hands to the alone phase idles least
-        items.sort(key=lambda item: item.nodeid.startswith(HANDED_OVER))
+    if in_a_lane:  # the kind cluster's module last in its lane: the cluster it hands to the alone phase idles least;
+        # BACKGROUND_LAST's after the niced tests of theirs
+        items.sort(key=lambda item: last_in_its_lane(item.nodeid))
     elif only_alone:  # and first in the alone phase: taken down before the others measure anything
         items.sort(key=lambda item: not item.nodeid.startswith(HANDED_OVER))

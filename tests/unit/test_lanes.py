@@ -99,6 +99,22 @@ def test_the_tests_without_a_cluster_run_in_the_background_lane_and_the_others_d
     assert lane_of("tests/integration/test_docker_backend.py::test_x") == "docker"
 
 
+def test_the_inventory_checks_end_the_background_lane_after_its_niced_tests_and_at_full_priority_again():
+    """The stand-in cluster of the inventory's checks runs in the background lane's idle tail (docs/ci.md): after the
+    niced tests in a worker's order, un-niced, while the unit tests before it stay niced."""
+    from tests.conftest import BACKGROUND_NICE, background_nice, last_in_its_lane
+
+    inventory = "tests/integration/test_inventory_check.py::test_a_wrong_manifest_dir_is_named"
+    unit, report = "tests/unit/test_topology.py::test_x", "tests/integration/test_report.py::test_x"
+    twin = f"{TWINS}::test_the_suite_fails_on_its_broken_twin[etcd-2-members]"
+    for deep in (False, True):
+        assert {lane_of(node, deep) for node in (inventory, unit, report, twin)} == {"background"}
+    order = sorted([inventory, twin, report, unit], key=last_in_its_lane)
+    assert order == [twin, report, unit, inventory]
+    assert [background_nice(node) for node in order] == [0, BACKGROUND_NICE, BACKGROUND_NICE, 0]
+    assert lane_of("tests/integration/test_scale.py::test_x") == "process"
+
+
 def test_the_alone_phase_takes_the_handed_over_kind_cluster_down_before_anything_else_measures():
     """The kind cluster the docker lane hands over idles at ~0.75 core (docs/design.md): its module runs first, and
     the latency and throughput verdicts after it."""
