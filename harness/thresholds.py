@@ -280,6 +280,21 @@ def checkpoint_hand_back_s() -> float:
 # acme/autocert renews 30 days before (RenewBefore's default), cert-manager before v1 did the same (DefaultRenewBefore)
 CERTIFICATE_RENEW_BEFORE_DAYS = 30.0
 
+# N+1 provisioning: the policy's expected load carried at the knee, with every apiserver up and with the busiest one
+# down; 1.0 leaves no margin beyond the declared load (harness/objectives/catalog.py, docs/gate.md)
+CAPACITY_HEADROOM_X = 1.0
+# A step of the capacity scenario that answered this much less than it offered, with the generator not busy, is the
+# cluster holding requests back (with users enough to offer it: harness/capacity/stepping.py); a margin for a paced
+# closed loop's requests started near a step's edges
+CAPACITY_SHORTFALL_PCT = 10.0
+# Above this share of its core, the generator's busiest process is its own limit: locust warns at 90 % that it may
+# constrain throughput (locust's runners, CPU_WARNING_THRESHOLD), and pacing slips before that
+GENERATOR_BUSY_PCT = 80.0
+# Above this share of all the cores of the machine the generator runs on, its processes wait for a core whatever
+# their own share: a rate short of its offer may then be the generator's, not the cluster's (on the process and
+# docker backends the cluster shares that machine). Locust's own 90 % line, applied to the machine
+GENERATOR_MACHINE_BUSY_PCT = 90.0
+
 # kube-apiserver watches its serving pair's files and reads them again every minute besides (k8s.io/apiserver's
 # dynamiccertificates, DynamicCertKeyPairContent); etcd reads its pair on every new connection (docs/lifecycle.md):
 # a rotated pair is served within that minute, plus a margin for the reload itself

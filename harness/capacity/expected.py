@@ -61,8 +61,30 @@ class ExpectedLoad(BaseModel):
             raise ValueError("each rate is requests per second, from 0 to 100000")
         return {**rates_of_mix(DEFAULT_MIX, DEFAULT_USER_RATE_PER_S), **value}
 
+    def background_rps(self) -> dict[str, float]:
+        """By SLO class, what the nodes send whatever the users do: each node's Lease renewal, a mutating request."""
+        return {"mutating": round(self.nodes / NODE_LEASE_RENEW_S, 3)}
+
     def rps(self) -> dict[str, float]:
         """Requests per second by SLO class: the users' and, as mutating requests, the nodes' Lease renewals."""
         rates = dict(self.user_rps)
-        rates["mutating"] = round(rates["mutating"] + self.nodes / NODE_LEASE_RENEW_S, 3)
+        for klass, rate in self.background_rps().items():
+            rates[klass] = round(rates[klass] + rate, 3)
         return rates
+
+
+def mix_for(user_rps: dict[str, float], base: dict[str, int] = DEFAULT_MIX) -> dict[str, int]:
+    """A task mix (harness/load/spec.py) whose SLO classes carry the shares of `user_rps`: each class's rate spread
+    over `base`'s tasks of that class in their weights, in whole weights of a thousand. Watches and health reads
+    (no class) are left out: a capacity step counts requests."""
+    total = sum(user_rps.values())
+    if total <= 0:
+        raise ValueError("the expected load names no user requests to send")
+    mix: dict[str, int] = {}
+    for klass, rate in user_rps.items():
+        tasks = {task: weight for task, weight in base.items() if class_of_task(task) == klass and weight > 0}
+        if rate > 0 and not tasks:
+            raise ValueError(f"no task of the load's mix sends {klass} requests")
+        for task, weight in tasks.items():
+            mix[task] = round(1000 * rate / total * weight / sum(tasks.values()))
+    return {task: weight for task, weight in mix.items() if weight > 0}

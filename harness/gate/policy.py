@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.errors import QuorumError
 from harness.userfile import read_yaml
 from harness.objectives.catalog import MEASURES
+from harness.capacity.expected import ExpectedLoad
 from harness.objectives.policy import Objectives
 from harness.validation import NodeId, Reason, SuiteName
 
@@ -60,6 +61,8 @@ class Samples(Strict):
 class Policy(Strict):
     required_suites: list[SuiteName] = Field(min_length=1)
     objectives: Objectives = Objectives()
+    # the production load the control plane must carry: the capacity scenario divides its knee by it
+    expected_load: ExpectedLoad = ExpectedLoad()
     known_failures: list[KnownFailure] = Field(default_factory=list)
     baseline_tolerance_pct: float = Field(10.0, ge=0, le=1000)
     # suite (or "*", every suite) -> what its scenarios may find missing on the target and be skipped for, harmlessly:

@@ -116,12 +116,20 @@ MEASURES = {spec.name: spec for spec in (
           "pkg/apis/certmanager/v1alpha1/const.go); a certificate with less left should already have been "
           "renewed. Quorum issues kubeadm's validity (1 year, CAs 10 years)", higher_is_better=True,
           default=t.CERTIFICATE_RENEW_BEFORE_DAYS),
+    _spec("capacity_headroom_x", "x",
+          "the users' requests per second the control plane carried at its knee under a rising load, beside the "
+          "expected nodes' heartbeats, divided by the policy's expected_load users' rate, with every apiserver up "
+          "and with the busiest one down",
+          "N+1 provisioning: the declared production load carried, also with one apiserver lost (the N-1 case is "
+          "judged against the same objective). 1.0 is no margin beyond it; a team that wants room to grow sets "
+          "more here or declares a larger expected_load", higher_is_better=True, default=t.CAPACITY_HEADROOM_X),
 )}
 
 
-# the values each unit can take: a duration or a count is never negative, a share never over 100 %, and a
+# the values each unit can take: a duration, a count or a ratio is never negative, a share never over 100 %, and a
 # certificate's days left may be negative (it expired that long ago)
-RANGES = {"s": (0.0, math.inf), "count": (0.0, math.inf), "%": (0.0, 100.0), "days": (-math.inf, math.inf)}
+RANGES = {"s": (0.0, math.inf), "count": (0.0, math.inf), "%": (0.0, 100.0), "days": (-math.inf, math.inf),
+          "x": (0.0, math.inf)}
 
 
 def out_of_range(name: str, value: float) -> str | None:

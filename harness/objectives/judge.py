@@ -11,6 +11,8 @@ CHECKER = "objective"
 
 
 def _text(value: float, unit: str) -> str:
+    if unit == "x":  # a multiple, as capacity_headroom_x
+        return f"{value:g}x"
     if unit in ("%", "days"):
         return f"{value:g} {unit}"
     return f"{value:g}" if unit == "count" else f"{value:.2f} s"

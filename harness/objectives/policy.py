@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.capacity.expected import ExpectedLoad
 from harness.objectives.catalog import COMPONENTS, MEASURES, SLO_CLASSES
 
 
@@ -40,6 +41,7 @@ class Objectives(BaseModel):
     snapshot_restore_s: float = Field(default("snapshot_restore_s"), gt=0)
     checkpoint_refresh_s: float = Field(default("checkpoint_refresh_s"), gt=0)
     certificate_days_left: float = Field(default("certificate_days_left"), gt=0)
+    capacity_headroom_x: float = Field(default("capacity_headroom_x"), gt=0, le=1000)
 
     @field_validator("time_to_healthy_s", "api_p99_s")
     @classmethod
@@ -64,14 +66,21 @@ class Objectives(BaseModel):
 
 
 _active: Objectives | None = None
+_active_load: ExpectedLoad | None = None
 
 
-def set_active(objectives: Objectives | None) -> None:
-    """The objectives `pytest --policy` judges scenarios by (the plugin sets them once per session)."""
-    global _active
-    _active = objectives
+def set_active(objectives: Objectives | None, expected_load: ExpectedLoad | None = None) -> None:
+    """The objectives `pytest --policy` judges scenarios by, and the production load its policy declares (the plugin
+    sets them once per session)."""
+    global _active, _active_load
+    _active, _active_load = objectives, expected_load
 
 
 def active() -> Objectives:
     """The session's objectives: the policy's, or the defaults when no --policy was given."""
     return _active if _active is not None else Objectives()
+
+
+def active_expected_load() -> ExpectedLoad:
+    """The production load the session's policy declares (`expected_load:`), or its default."""
+    return _active_load if _active_load is not None else ExpectedLoad()
