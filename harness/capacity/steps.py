@@ -19,8 +19,12 @@ class CapacityStep:
     any status) over the step's window; p99_s: the highest p99 of each class inside the apiservers over that window
     (a class without calls left out); rejected: the increase of apiserver_flowcontrol_rejected_requests_total over
     the window; failed of requests: the generator's requests that got an error or no answer; generator_busy_pct: the
-    generator's processes' CPU as a share of the machine (None: not measured); saturation: how busy each part was,
-    0 to 1 (e.g. "kube-apiserver@c1 cpu", "etcd@c2 cpu", "seats workload-low"); apiservers_up: how many served."""
+    busiest of the generator's processes' CPU as a share of its one core (None: not measured); saturation: how
+    busy each part was, 0 to 1 (e.g. "seats workload-low"); machine_busy_pct: the share of all the cores of the
+    machine the generator runs on that were busy (None: not measured); apiservers_up: how many served; background_rps: by SLO
+    class, what the cluster carried beside the generator that the expected load counts too (the nodes' Lease
+    renewals: the cluster's nodes' count / their 10 s renewal period); lease_renewals_rps: the Lease updates the
+    apiservers served over the step, which shows whether the nodes' renewals went on (None: not measured)."""
 
     offered_rps: dict[str, float]
     achieved_rps: dict[str, float]
@@ -31,6 +35,17 @@ class CapacityStep:
     generator_busy_pct: float | None
     apiservers_up: int
     saturation: dict[str, float] = field(default_factory=dict)
+    background_rps: dict[str, float] = field(default_factory=dict)
+    lease_renewals_rps: float | None = None
+    machine_busy_pct: float | None = None
+
+    def carried_rps(self) -> dict[str, float]:
+        """By SLO class, the load this step put on the cluster: what the generator offered and the background. The
+        knee counts it as carried when the step showed no limit, its answers short of the offer by no more than the
+        tolerance: a class's own answered rate, a few dozen requests a step for the rarer ones, is too small a count
+        to divide by the expected load."""
+        return {klass: round(self.offered_rps.get(klass, 0.0) + self.background_rps.get(klass, 0.0), 3)
+                for klass in sorted(set(self.offered_rps) | set(self.background_rps))}
 
     @property
     def failed_pct(self) -> float:
