@@ -25,6 +25,7 @@ HAPROXY_KILL = "scenarios/self_healing/test_self_healing.py::test_a_killed_compo
 TIMING_SWEEP = "scenarios/leader_election/test_leader_election.py::test_failover_time_across_lease_timings"
 FAULTS_UNDER_LOAD = tuple(f"scenarios/load/test_load.py::test_{name}_under_load" for name in (
     "killing_one_apiserver", "partitioning_one_etcd_member", "restarting_the_controller_manager_leader"))
+CAPACITY = "scenarios/load/test_capacity.py::*"
 BANDWIDTH_LIMIT = "scenarios/bandwidth/test_bandwidth.py::test_a_bandwidth_limit_is_enforced"
 SLOW_CONTROLLER_LINK = "scenarios/bandwidth/test_bandwidth.py::test_the_api_stays_available_when_a_controller_link_is_slow"
 LIFECYCLE_WITHOUT_A_TWIN = ("scenarios/lifecycle/test_etcd_upgrade.py::*",
@@ -64,6 +65,12 @@ KNOWN_GAPS: list[KnownGap] = [
       for backend in ("process", "docker", "kind", "remote") for outcome in ("passes", "fails")),
     *(KnownGap(backend, "fails", FAULTS_UNDER_LOAD, "no twin fails a fault under load", "#59 (twins where a verdict "
                "is new)") for backend in ("process", "docker")),
+    KnownGap("docker", "fails", (CAPACITY,), "its twin (apiserver-cpu-starved) limits the apiservers' CPU through "
+             "this machine's cgroups, which the docker backend refuses to build inside containers",
+             "#58 (capacity and overload: a starved control plane the docker backend can build)"),
+    KnownGap("docker", "passes", (CAPACITY,), "the deep tier runs the capacity search on the process backend only: "
+             "its docker measuring job would grow by ~6 minutes, and the deep tier is over its 2 hours",
+             "#51 (the deep tier within its 2 hours)"),
     KnownGap("docker", "fails", ("scenarios/load/test_pod_startup.py::test_stateless_pods_start_within_the_slo",),
              "its twin (scheduler-cpu-starved) limits the schedulers' CPU through this machine's cgroups, which the "
              "docker backend refuses to build inside containers; the same verdict fails on the process backend",

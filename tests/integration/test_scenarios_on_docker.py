@@ -6,13 +6,15 @@ containers) with test_docker_backend.py and its protocol checks."""
 import pytest
 
 from tests.integration.conftest import CLUSTERS, in_docker_lane
-from tests.integration.test_scenarios_on_ha3 import MAIN_JOB, MEASURING, MEASURING_JOB, NOT_ON_HA3, SUITES, run_main_job
+from tests.integration.test_scenarios_on_ha3 import (CAPACITY, MAIN_JOB, MEASURING, MEASURING_JOB, NOT_ON_HA3, SUITES,
+                                                     run_main_job)
 from tests.tiers import Selection, passes
 
 # the main job with its re-proofs: the deep tier runs them on docker too
 MAIN_JOB_ON_DOCKER = Selection(MAIN_JOB.paths, markers=MAIN_JOB.markers, ignore=MAIN_JOB.ignore,
                                deselect=tuple(sorted(NOT_ON_HA3)))
-MEASURING_ON_DOCKER = Selection(MEASURING_JOB.paths, markers=MEASURING_JOB.markers)  # with the faults under load
+# with the faults under load; without the capacity search, which the deep tier runs on the process backend only
+MEASURING_ON_DOCKER = Selection(MEASURING_JOB.paths, markers=MEASURING_JOB.markers, deselect=(CAPACITY,))
 ON_DOCKER = ("presubmit proves these scenarios on the process backend, and the docker target's operations they use "
              "with test_docker_backend.py and its protocol checks")
 

@@ -113,8 +113,12 @@ MAIN_JOB = Selection(("scenarios",), markers="not nightly",
 # on 1000 hollow nodes) re-judge under load what the main job judges without it: the deep tier runs them
 FAULTS_UNDER_LOAD = tuple(f"scenarios/load/test_load.py::test_{name}_under_load" for name in (
     "killing_one_apiserver", "partitioning_one_etcd_member", "restarting_the_controller_manager_leader"))
+# the capacity search (two climbs of up to eight steps, ~5 min on ha3-1000) finds a figure no other scenario judges:
+# the deep tier runs it (test_the_capacity_search_passes_on_ha3_1000_and_the_gate_promotes_it)
+CAPACITY = ("scenarios/load/test_capacity.py::"
+            "test_the_control_plane_carries_the_expected_load_with_headroom_also_with_its_busiest_apiserver_down")
 MEASURING_JOB = Selection(tuple(f"scenarios/{suite}" for suite in sorted(MEASURING)), markers="not nightly",
-                          deselect=FAULTS_UNDER_LOAD)
+                          deselect=(*FAULTS_UNDER_LOAD, CAPACITY))
 
 
 @passes("process", MAIN_JOB)
@@ -155,3 +159,19 @@ def test_the_faults_under_load_pass_on_the_load_topology_and_the_gate_promotes_t
 @pytest.mark.timeout(900)
 def test_the_scenarios_the_main_job_leaves_to_the_deep_tier_pass_on_the_default_topology(tmp_path):
     run_main_job(tmp_path, Selection(tuple(sorted(RE_PROOFS))), {"apiserver_flags"})
+
+
+# the load suite's files collected whole, the capacity search selected by name (as UNDER_LOAD, below)
+CAPACITY_JOB = Selection(("scenarios/load",), keyword="capacity")
+
+
+@passes("process", CAPACITY_JOB)
+@pytest.mark.alone  # its knee is a latency and a throughput: beside another lane's cluster it would be the machine's
+@pytest.mark.deep("no other scenario measures the capacity headroom; presubmit judges the same SLOs inside the "
+                  "apiservers at one load (the measuring job), and the knee's rules on recorded steps "
+                  "(tests/unit/test_capacity.py) (~6 min)")
+@pytest.mark.timeout(1800)
+def test_the_capacity_search_passes_on_ha3_1000_and_the_gate_promotes_it(tmp_path):
+    gate = run_main_job(tmp_path, CAPACITY_JOB, {"load"})
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "decision: promote" in gate.stdout
