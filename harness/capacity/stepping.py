@@ -1,6 +1,6 @@
 """A rising load, step by step: each step offers the users' mix at a higher rate for a fixed time, and records what
-the cluster made of it (steps.py) from the History, the apiservers' metrics and the generator's processes' CPU
-(observed.py). The climb stops at the first step where the knee's rules (knee.py) see a limit, the
+the cluster made of it (steps.py) from the History, the apiservers' metrics, the generator's processes' CPU and
+the machine's (observed.py). The climb stops at the first step where the knee's rules (knee.py) see a limit, the
 cluster's or the generator's, or after its last rate."""
 
 from __future__ import annotations
