@@ -30,7 +30,7 @@ def ended_by(explanation: str, figures: dict) -> str:
     steps (the verdict's text says whether the knee was the cluster's)."""
     stopped = figures.get("stopped_by") or ""
     if "the cluster's knee" in explanation:
-        return "the cluster: " + stopped.split(";")[0][:80]
+        return "the cluster: " + stopped.split(";")[0].split(", the generator")[0]
     if not stopped:
         return "the steps ran out"
     return "the generator's machine busy (lower bound)" if "machine" in stopped else "the generator (lower bound)"

@@ -59,7 +59,11 @@ class ExpectedLoad(BaseModel):
             raise ValueError(f"unknown SLO classes {unknown}; name some of {', '.join(SLO_CLASSES)}")
         if any(rate < 0 or rate > 100_000 for rate in value.values()):
             raise ValueError("each rate is requests per second, from 0 to 100000")
-        return {**rates_of_mix(DEFAULT_MIX, DEFAULT_USER_RATE_PER_S), **value}
+        rates = {**rates_of_mix(DEFAULT_MIX, DEFAULT_USER_RATE_PER_S), **value}
+        if not any(rate > 0 for rate in rates.values()):  # the capacity search multiplies the users' load
+            raise ValueError("the users send no request at all: give one class a rate above 0, or leave user_rps "
+                             "out for the load suite's nightly mix")
+        return rates
 
     def background_rps(self) -> dict[str, float]:
         """By SLO class, what the nodes send whatever the users do: each node's Lease renewal, a mutating request."""

@@ -1,9 +1,8 @@
 """Where a rising load stops being carried: the first step at which the cluster shows a limit (an SLO broken
 inside the apiservers, priority and fairness turning requests away, errors over the budget, the nodes' Lease
 renewals falling behind, or the offered rate not answered while the generator had room), and what the cluster
-carried in the step before it. A step at which the
-generator itself ran out of room ends the search without a knee: what was found then is the generator's limit, not
-the cluster's, and only a lower bound on its capacity."""
+carried in the step before it. A step at which the generator itself ran out of room ends the search without a knee:
+what was found then is the generator's limit, not the cluster's, and only a lower bound on its capacity."""
 
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from harness.capacity.expected import NODE_LEASE_RENEW_S, rates_of_mix
 from harness.capacity.knee import KneeLimits, find_knee
-from harness.capacity.observed import (busiest_pct, generator_window, lease_renewals_rps, machine_busy_pct, p99_by_class,
-                                       seats_in_use)
+from harness.capacity.observed import (busiest_pct, generator_window, lease_renewals_rps, machine_busy_pct,
+                                       p99_by_class, seats_in_use)
 from harness.capacity.steps import CapacityStep, record_step
 from harness.history import History
 from harness.load.generator import LoadGenerator

@@ -21,10 +21,11 @@ class CapacityStep:
     the window; failed of requests: the generator's requests that got an error or no answer; generator_busy_pct: the
     busiest of the generator's processes' CPU as a share of its one core (None: not measured); saturation: how
     busy each part was, 0 to 1 (e.g. "seats workload-low"); machine_busy_pct: the share of all the cores of the
-    machine the generator runs on that were busy (None: not measured); apiservers_up: how many served; background_rps: by SLO
-    class, what the cluster carried beside the generator that the expected load counts too (the nodes' Lease
-    renewals: the cluster's nodes' count / their 10 s renewal period); lease_renewals_rps: the Lease updates the
-    apiservers served over the step, which shows whether the nodes' renewals went on (None: not measured)."""
+    machine the generator runs on that were busy (None: not measured); apiservers_up: how many served;
+    background_rps: by SLO class, what the cluster carried beside the generator that the expected load counts too
+    (the nodes' Lease renewals: the cluster's nodes' count / their 10 s renewal period); lease_renewals_rps: the
+    Lease updates the apiservers served over the step, which shows whether the nodes' renewals went on (None: not
+    measured)."""
 
     offered_rps: dict[str, float]
     achieved_rps: dict[str, float]

@@ -2,9 +2,9 @@
 nodes' own, divided by the users' load it must carry in production (the policy's expected load). The nodes' part
 cannot be multiplied (a cluster has the nodes it has), so the headroom is the users' multiple the cluster carried
 with the expected nodes renewing their Leases beside it. A run with fewer nodes than expected can fail it (more
-nodes only bring the knee sooner), never pass it. A
-knee that was the generator's, or steps that ended before any limit, bound the capacity from below only: enough to
-pass when that bound already meets the objective, never enough to fail."""
+nodes only bring the knee sooner), never pass it. A knee that was the generator's, or steps that ended before any
+limit, bound the capacity from below only: enough to pass when that bound already meets the objective, never enough
+to fail."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from harness.thresholds import GENERATOR_MACHINE_BUSY_PCT
 def capacity_headroom(history: History, *, expected_user_rps: dict[str, float],
                       expected_background_rps: dict[str, float], objective_x: float, slo_s: dict[str, float],
                       failed_pct: float, shortfall_pct: float, generator_busy_pct: float,
-                      machine_busy_pct: float = GENERATOR_MACHINE_BUSY_PCT, apiservers_up: int | None = None) -> Verdict:
+                      machine_busy_pct: float = GENERATOR_MACHINE_BUSY_PCT,
+                      apiservers_up: int | None = None) -> Verdict:
     """The steps recorded with `apiservers_up` serving (None: all steps) against the expected users' requests per
     second (by SLO class) and the nodes' (`expected_background_rps`): pass when the users' multiple the cluster
     carried meets `objective_x`, fail when the cluster's own knee is below it, unknown when what was found is only a

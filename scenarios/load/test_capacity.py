@@ -3,10 +3,12 @@ policy declares (`expected_load:`, default seed 003's 1000 nodes and the load su
 
 The users' mix is offered at rising rates, a step at a time (harness/capacity/stepping.py), until a step shows the
 cluster's limit: an SLO broken inside the apiservers, priority and fairness rejecting requests, errors over the
-availability objective's budget, or the offered rate not answered while the generator had room. What the step
-before it carried, divided by the expected load, is the headroom (harness/checkers/capacity.py). It is judged twice:
+availability objective's budget, the nodes' Lease renewals falling behind, or the offered rate not answered while
+the generator and its machine had room. The users' rate the step before it carried beside the expected nodes'
+heartbeats, divided by the expected users' rate, is the headroom (harness/checkers/capacity.py). It is judged twice:
 with every apiserver serving, and with the busiest one stopped, which is what a failure in production leaves. When
-the generator runs out of room first, the search found only a lower bound: it may pass, never fail."""
+the generator or its machine runs out of room first, the search found only a lower bound: it may pass, never
+fail."""
 
 import pytest
 
@@ -23,7 +25,7 @@ from harness.scenario import allowed_s, explain_all, judge
 from harness.scenario.skips import lacks
 from harness.target.capabilities import Capability
 from harness.target.protocol import HostRole
-from harness.thresholds import CAPACITY_SHORTFALL_PCT, GENERATOR_BUSY_PCT
+from harness.thresholds import CAPACITY_SHORTFALL_PCT, GENERATOR_BUSY_PCT, GENERATOR_MACHINE_BUSY_PCT
 from harness.wait import until
 
 pytestmark = [pytest.mark.hollow_nodes, pytest.mark.requires(Capability.HOLLOW_NODES, Capability.HOLD,
@@ -37,15 +39,17 @@ STEPS_X = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 def knee_limits() -> KneeLimits:
     """The knee's rules from the session's objectives: each SLO class's api_p99_s, the availability objective's
-    error budget; the generator's and the shortfall's from harness/thresholds.py."""
+    error budget; the generator's, its machine's and the shortfall's from harness/thresholds.py."""
     objectives = active()
     return KneeLimits(slo_s=dict(objectives.api_p99_s), failed_pct=round(100.0 - objectives.availability_pct, 3),
-                      shortfall_pct=CAPACITY_SHORTFALL_PCT, generator_busy_pct=GENERATOR_BUSY_PCT)
+                      shortfall_pct=CAPACITY_SHORTFALL_PCT, generator_busy_pct=GENERATOR_BUSY_PCT,
+                      machine_busy_pct=GENERATOR_MACHINE_BUSY_PCT)
 
 
 def _headroom(history, expected, limits: KneeLimits, up: int):
     return capacity_headroom(history, expected_user_rps=expected.user_rps,
-                             expected_background_rps=expected.background_rps(), objective_x=active().capacity_headroom_x,
+                             expected_background_rps=expected.background_rps(),
+                             objective_x=active().capacity_headroom_x,
                              slo_s=limits.slo_s, failed_pct=limits.failed_pct, shortfall_pct=limits.shortfall_pct,
                              generator_busy_pct=limits.generator_busy_pct, machine_busy_pct=limits.machine_busy_pct,
                              apiservers_up=up)
@@ -55,8 +59,8 @@ def _headroom(history, expected, limits: KneeLimits, up: int):
 @pytest.mark.measures("capacity_headroom_x")
 def test_the_control_plane_carries_the_expected_load_with_headroom_also_with_its_busiest_apiserver_down(
         cluster, history, nemesis, profile, quorum_settings, request):
-    """The users' mix of the policy's expected load at rising rates, every apiserver serving: the knee, per SLO
-    class, is at least capacity_headroom_x times the expected load. Then the apiserver that served the most is
+    """The users' mix of the policy's expected load at rising rates, every apiserver serving: the users' rate carried
+    at the knee, beside the nodes' heartbeats, is at least capacity_headroom_x times the expected users' rate. Then the apiserver that served the most is
     stopped (its load balancer marks it down) and the climb runs again: the same objective with one apiserver fewer.
     Each step's figures (offered and answered rates, p99 by class, rejections, seats in use per priority level, the
     generator's CPU) are in the History; the verdicts name the knee and what was busiest there."""

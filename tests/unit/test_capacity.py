@@ -65,6 +65,7 @@ def test_a_policy_sets_some_classes_and_the_others_keep_their_defaults():
     ({"user_rps": {"get": "5"}}, "valid number"),
     ({"nodes": True}, "valid integer"),
     ({"node": 5}, "Extra inputs"),
+    ({"user_rps": {k: 0.0 for k in ("mutating", "get", "list_namespace", "list_cluster")}}, "send no request at all"),
 ])
 def test_a_wrong_expected_load_is_refused_naming_what_is_wrong(bad, named):
     with pytest.raises(ValidationError, match=named.replace("[", r"\[").replace("]", r"\]")):
