@@ -44,7 +44,8 @@ def static_twin(scratch: Path) -> Path:
 
 def whole(cluster) -> bool:
     seen = checkpoints.view(cluster.api)  # a self-hosted one: the DaemonSet's pod back and no checkpoint running
-    return not cluster.problems() and (not cluster.topology.kind.self_hosted or (seen is not None and seen.taken_over(1)))
+    return not cluster.health.problems() and (not cluster.topology.kind.self_hosted
+                                              or (seen is not None and seen.taken_over(1)))
 
 
 def power_losses(cluster, runs: int) -> tuple[list[float], list[float]]:

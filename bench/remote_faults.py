@@ -65,7 +65,7 @@ def main() -> None:
                 try:
                     for name, target in (("over SSH (remote target)", remote), ("docker exec (kind target)", cluster)):
                         def back() -> None:  # the scheduler answers again before the next hold
-                            eventually(lambda: target.component_healthy("kube-scheduler", node), 120, 1.0)
+                            eventually(lambda: target.health.component_healthy("kube-scheduler", node), 120, 1.0)
 
                         for what, make, settle in (
                                 ("hold kube-scheduler", lambda: Stop(component=f"kube-scheduler@{node}",

@@ -46,7 +46,8 @@ def main() -> None:
         cluster = registry.get("process").up(Path(args.topology), Path(scratch) / "run")
         try:
             for _ in range(args.runs):
-                assert eventually(lambda: not cluster.problems(), 120, 1.0), "the cluster is not healthy before a run"
+                assert eventually(lambda: not cluster.health.problems(), 120, 1.0), \
+                    "the cluster is not healthy before a run"
                 nemesis = Nemesis(cluster)
                 started = time.monotonic()
                 join = nemesis.inject(JoinControllers(hosts=cluster.spare_hosts()[:2]))

@@ -45,7 +45,8 @@ def main() -> None:
         cluster = registry.get(args.backend).up(Path(args.topology), Path(scratch) / "run")
         try:
             for _ in range(args.runs):
-                assert eventually(lambda: not cluster.problems(), 120, 1.0), "the cluster is not healthy before a run"
+                assert eventually(lambda: not cluster.health.problems(), 120, 1.0), \
+                    "the cluster is not healthy before a run"
                 nemesis = Nemesis(cluster)
                 started = time.monotonic()
                 result = rolling_upgrade(cluster, nemesis, to)

@@ -198,7 +198,7 @@ def status(cluster: str | None) -> None:
                   title=escape(f"{c.name} (run {c.run_id}, {c.backend} backend) {c.api_endpoint}"))
     for component in Component:
         for host in c.component_hosts(component):
-            pid, healthy = c.pid(component, host), c.component_healthy(component, host)
+            pid, healthy = c.pid(component, host), c.health.component_healthy(component, host)
             try:
                 restarts = str(c.restarts(component, host))
             except QuorumError:
@@ -209,18 +209,18 @@ def status(cluster: str | None) -> None:
     console.print(f"etcd leader: {c.etcd.leader() or 'none'}", markup=False)
     if Capability.LB_ADMIN in c.capabilities() and c.hosts("loadbalancer"):
         try:
-            lb = ", ".join(f"{server} {state}" for server, state in c.lb_server_states().items())
+            lb = ", ".join(f"{server} {state}" for server, state in c.health.lb_server_states().items())
         except ClusterError as error:
             lb = f"unreadable ({error.problem})"
         console.print(f"load balancer: {lb}", markup=False)
-    for lease, host in c.lease_holders().items():
+    for lease, host in c.health.lease_holders().items():
         console.print(f"{lease} lease: {host or 'unheld'}", markup=False)
     if Capability.HOLLOW_NODES in c.capabilities() and c.topology.hollow_nodes.count:
         from harness.load.hollow import node_readiness
 
         total, ready = node_readiness(c.api)
         console.print(f"hollow nodes: {len(ready)} Ready of {total} (topology: {c.topology.hollow_nodes.count})")
-    problems = c.problems()
+    problems = c.health.problems()
     console.print("healthy" if not problems else f"unhealthy: {'; '.join(problems)}", markup=False)
 
 

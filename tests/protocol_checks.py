@@ -12,7 +12,8 @@ import pytest
 
 from harness.errors import QuorumError
 from harness.target.capabilities import Capability
-from harness.target.protocol import LEASES, HostRole, Target, Unsupported
+from harness.target.health import LEASES
+from harness.target.protocol import HostRole, Target, Unsupported
 from harness.topology import Component
 from harness.wait import eventually
 
@@ -20,7 +21,7 @@ from harness.wait import eventually
 GATED = {
     Capability.NODE_POWER: lambda t: t.power.off([]),
     Capability.NODE_DISCONNECT: lambda t: t.power.disconnect(t.hosts()[0]),
-    Capability.LB_ADMIN: lambda t: t.lb_server_states(),
+    Capability.LB_ADMIN: lambda t: t.health.lb_server_states(),
     Capability.RUN_FILES: lambda t: t.secret_files(),
     Capability.ETCD_DATA: lambda t: t.etcd_data_dir(t.hosts(HostRole.ETCD)[0]),
     Capability.SIGNAL: lambda t: t.signal(Component.SCHEDULER, t.hosts(HostRole.CONTROLLER)[0], "SIGCONT"),
@@ -98,17 +99,17 @@ def check_health(target: Target) -> None:
     target.ensure_local()
     # one answer missing its timeout on a busy machine is not a wrong health check; a healthy cluster answers again
     # (docs/design.md, the official CI of stop 46)
-    first = target.problems()
+    first = target.health.problems()
     if first:
         print(f"check_health: first look {first}; waiting up to {target.settle_s:.0f} s")
-    problems = target.problems_after(target.settle_s) if first else first
+    problems = target.health.problems_after(target.settle_s) if first else first
     assert problems == [], problems
     assert target.api.ready()
     assert target.etcd.leader() in target.hosts(HostRole.ETCD)
     assert set(target.etcd_urls) == {target.etcd_url(h) for h in target.hosts(HostRole.ETCD)}
     assert all(target.etcd_member_named(target.etcd_url(h)) == h for h in target.hosts(HostRole.ETCD))
     assert target.etcd_member_named("https://192.0.2.1:2379") is None
-    holders = target.lease_holders()
+    holders = target.health.lease_holders()
     assert set(holders) == set(LEASES) and set(holders.values()) <= set(target.hosts()), holders
     election, etcd = target.leader_election(), target.etcd_settings()  # what the failover bounds derive from
     assert 0 < election.retry_period_s < election.renew_deadline_s < election.lease_duration_s, election
@@ -123,7 +124,7 @@ def check_components(target: Target) -> None:
     host = target.hosts(HostRole.CONTROLLER)[-1]
     for component in (Component.ETCD, Component.APISERVER, Component.SCHEDULER):
         assert target.pid(component, host) is not None, component
-        assert target.component_healthy(component, host), component
+        assert target.health.component_healthy(component, host), component
         restarts = promised_or_unknown(target, lambda: target.restarts(component, host))
         assert restarts is None or restarts >= 0, restarts
         assert isinstance(target.log_tail(component, host, 5), str)
@@ -243,8 +244,8 @@ def check_hold(target: Target) -> None:
         target.release(Component.SCHEDULER, host)
     assert not target.held(Component.SCHEDULER, host)
     bound = target.held_return_s(Component.SCHEDULER, host)
-    assert _eventually(lambda: target.component_healthy(Component.SCHEDULER, host), bound), bound
-    assert target.problems_after(target.settle_s) == []
+    assert _eventually(lambda: target.health.component_healthy(Component.SCHEDULER, host), bound), bound
+    assert target.health.problems_after(target.settle_s) == []
 
 
 def _eventually(predicate, timeout_s: float = 5.0) -> bool:

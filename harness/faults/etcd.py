@@ -84,7 +84,7 @@ def wipe_member(target: Target, host: str) -> None:
 
 
 def _healthy(target: Target, host: str) -> bool:
-    return target.component_healthy(ETCD, host)
+    return target.health.component_healthy(ETCD, host)
 
 
 def member_list(target: Target, host: str) -> list[dict]:

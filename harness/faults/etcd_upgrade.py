@@ -49,7 +49,7 @@ def downgrade(target: Target, to: Version) -> None:
     downgrade to `to`'s minor validated and enabled (unless one already is), then every member's storage in that
     schema. FaultError when any of it does not happen: the old binaries must not go back then."""
     minor, hosts = f"{to.major}.{to.minor}", target.hosts(HostRole.ETCD)
-    wait_for(lambda: all(target.component_healthy(ETCD, h) for h in hosts), DOWNGRADE_HEALTHY_S,
+    wait_for(lambda: all(target.health.component_healthy(ETCD, h) for h in hosts), DOWNGRADE_HEALTHY_S,
              what="every etcd member healthy before a downgrade")
     statuses = [s for h in hosts if (s := target.etcd.status(target.etcd_url(h)))]
     if not statuses:
@@ -113,5 +113,5 @@ class EtcdUpgrade(ComponentFault):
                     "status), then quorum heal again; a member that cannot be is removed and added back, or the "
                     "cluster restored from the snapshot taken before the upgrade (docs/lifecycle.md)") from None
         target.restore_command_line(ETCD, host)
-        wait_for(lambda: target.component_healthy(ETCD, host), MEMBER_READY_S, what=f"{self.component} healthy "
+        wait_for(lambda: target.health.component_healthy(ETCD, host), MEMBER_READY_S, what=f"{self.component} healthy "
                  "on its configured release")

@@ -10,7 +10,8 @@ from harness.errors import FaultError
 from harness.faults.base import Fault
 from harness.faults.network import Partition
 from harness.target.capabilities import Capability
-from harness.target.protocol import LEASES, Target
+from harness.target.health import LEASES
+from harness.target.protocol import Target
 
 
 @dataclass
@@ -25,7 +26,7 @@ class IsolateLeaseHolder(Fault):
     def plan(self, target: Target) -> None:
         if self.lease not in LEASES:
             raise FaultError(f"no leader lease {self.lease!r}", f"name one of {', '.join(LEASES)}")
-        holder = target.lease_holders().get(self.lease)
+        holder = target.health.lease_holders().get(self.lease)
         if holder is None:
             raise FaultError(f"nobody holds the {self.lease} lease, so there is no holder to isolate",
                              "quorum status shows the lease holders; wait until one is elected")

@@ -49,14 +49,14 @@ def observe(target: Target, when: str, *, settled: bool = False) -> dict:
     def named(member: dict) -> str:
         return member.get("name") or next((by_peer[u] for u in member.get("peerURLs", []) if u in by_peer), "?")
 
-    states = target.lb_server_states()
+    states = target.health.lb_server_states()
     voters = sorted(named(m) for m in members if not m.get("isLearner"))
     return {"when": when, "settled": settled, "at": time.monotonic(),
             "controllers": sorted(target.hosts(HostRole.CONTROLLER)), "voters": voters,
             "silent_voters": [h for h in voters if h == "?" or not _answers(target, h)],
             "learners": sorted(named(m) for m in members if m.get("isLearner")),
             "rotation": sorted(server for server, state in states.items() if not is_down(state)),
-            "holders": target.lease_holders()}
+            "holders": target.health.lease_holders()}
 
 
 def _answers(target: Target, host: str) -> bool:
@@ -84,7 +84,7 @@ def _member_of(target: Target, host: str) -> dict | None:
 def _started(target: Target, component: Component, host: str) -> None:
     target.release(component, host)
     bound = STARTUP_ALLOWANCE_S[component]
-    wait_for(lambda: target.component_healthy(component, host), bound, what=f"{component.value}@{host} healthy")
+    wait_for(lambda: target.health.component_healthy(component, host), bound, what=f"{component.value}@{host} healthy")
 
 
 def _in_rotation(target: Target, host: str) -> None:
@@ -92,7 +92,8 @@ def _in_rotation(target: Target, host: str) -> None:
     if check is None:  # a load balancer without health checks marks nothing UP: it sends clients at once
         return
     bound = check.rise * check.interval_s + check.timeout_s + 5.0  # its rise checks, the last one's timeout, a margin
-    wait_for(lambda: target.lb_server_states().get(host) == "UP", bound, what=f"the load balancer to mark {host} UP")
+    wait_for(lambda: target.health.lb_server_states().get(host) == "UP", bound,
+             what=f"the load balancer to mark {host} UP")
 
 
 def _reconfigure_apiservers(target: Target, hosts: list[str]) -> None:
@@ -100,7 +101,7 @@ def _reconfigure_apiservers(target: Target, hosts: list[str]) -> None:
     scalable = cast(Scalable, target)
     for host in hosts:
         if scalable.reconfigure(APISERVER, host):
-            wait_for(lambda: target.component_healthy(APISERVER, host), STARTUP_ALLOWANCE_S[APISERVER],
+            wait_for(lambda: target.health.component_healthy(APISERVER, host), STARTUP_ALLOWANCE_S[APISERVER],
                      what=f"kube-apiserver@{host} healthy with its new etcd members")
             _in_rotation(target, host)
 
@@ -124,7 +125,8 @@ def _join_member(target: Target, host: str, shapes: list[dict], stop: bool, vote
                 raise FaultError(f"etcd did not promote {host}'s learner within {LEARNER_PROMOTION_S:g} s",
                                  f"read its log: quorum logs etcd@{host}") from None
             time.sleep(0.5)
-    wait_for(lambda: target.component_healthy(ETCD, host), STARTUP_ALLOWANCE_S[ETCD], what=f"etcd@{host} healthy")
+    wait_for(lambda: target.health.component_healthy(ETCD, host), STARTUP_ALLOWANCE_S[ETCD],
+             what=f"etcd@{host} healthy")
 
 
 def _move_leadership(target: Target, leaving: list[str]) -> None:
@@ -157,7 +159,7 @@ def _remove_member(target: Target, host: str) -> None:
 def _leases_moved(target: Target, leaving: list[str]) -> None:
     """No lease still names a leaving host: its holder was stopped, a staying one takes over within a failover."""
     bound = leader_failover_bound_s(target.leader_election())
-    wait_for(lambda: not set(target.lease_holders().values()) & set(leaving), bound,
+    wait_for(lambda: not set(target.health.lease_holders().values()) & set(leaving), bound,
              what=f"the leases held on {', '.join(leaving)} to move to a staying controller")
 
 

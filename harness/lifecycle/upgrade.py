@@ -11,7 +11,8 @@ from harness.faults import Nemesis, Upgrade
 from harness.faults.upgrade import control_plane_versions
 from harness.lifecycle.skew import check_step, upgrade_steps
 from harness.scenario.rollout import RolloutResult, Timeout, component_ready, roll_back, rolling_change
-from harness.target.protocol import LEASES, Target, split_id
+from harness.target.health import LEASES
+from harness.target.protocol import Target, split_id
 from harness.objectives.bounds import leader_failover_bound_s
 from harness.thresholds import STARTUP_ALLOWANCE_S
 from harness.toolchain.versions import Version
@@ -45,7 +46,7 @@ class ReleaseGate:
         component, host = split_id(component_id)
         if component in LEASES:
             holder = cluster.api.lease_holder(component)
-            on_host = holder is not None and cluster.lease_host(holder.identity) == host
+            on_host = holder is not None and cluster.health.lease_host(holder.identity) == host
             self.holders[component_id] = holder.identity if on_host else None
 
     def __call__(self, cluster: Target, component_id: str) -> bool:
@@ -57,7 +58,7 @@ class ReleaseGate:
             return True
         holder = cluster.api.lease_holder(component)
         return holder is not None and holder.identity != self.holders.get(component_id) and \
-            cluster.pid(component, cluster.lease_host(holder.identity)) is not None
+            cluster.pid(component, cluster.health.lease_host(holder.identity)) is not None
 
 
 @dataclass

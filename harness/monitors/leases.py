@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import requests
 
-from harness.target.protocol import LEASES, Target
+from harness.target.health import LEASES
+from harness.target.protocol import Target
 from harness.errors import FaultError
 from harness.history import History, now
 from harness.wait import until
@@ -83,7 +84,7 @@ class LeaderWatcher:
             t = max(t, self._last_t.get(subject, t) + 1e-6)
             self._last_t[subject] = t
             # recorded under the lock: whoever reads `current` (start() does) finds its event already in the record
-            host = (self.cluster.lease_host(holder) if subject != "etcd" else holder) if holder else None
+            host = (self.cluster.health.lease_host(holder) if subject != "etcd" else holder) if holder else None
             self.history.event("leader", t=t, subject=subject, holder=holder, host=host, **attrs)
 
     def _poll_leases(self) -> None:
@@ -200,7 +201,7 @@ class LeaderWatcher:
         """The host of the current holder (waiting up to `timeout` for one to be observed): a topology host,
         or on kind a node's short name."""
         identity = self.identity(subject, timeout)
-        return identity if subject == "etcd" else self.cluster.lease_host(identity)
+        return identity if subject == "etcd" else self.cluster.health.lease_host(identity)
 
     def identity(self, subject: str, timeout: float = 10.0) -> str:
         """The current holder's identity (waiting up to `timeout` for one to be observed)."""

@@ -67,7 +67,7 @@ def wait_all_healthy(cluster: Target, bounds: dict[str, float], since: float | N
         for component_id, bound in list(waiting.items()):
             if time.monotonic() - start >= bound:
                 del waiting[component_id]
-            elif cluster.component_healthy(*split_id(component_id)):
+            elif cluster.health.component_healthy(*split_id(component_id)):
                 found[component_id] = time.monotonic() - start
                 del waiting[component_id]
         return not waiting
@@ -112,7 +112,7 @@ def wait_lb_marks_down(cluster: Target, history: History, server: str, timeout_s
     def marked_down() -> float | None:
         nonlocal seen_up, last
         try:
-            state = cluster.lb_server_states().get(server, "not listed")
+            state = cluster.health.lb_server_states().get(server, "not listed")
         except ClusterError as error:  # the LB itself restarting: keep polling until the deadline
             state = f"unreadable: {error.problem[:120]}"
         if state != last:  # what the LB said, as evidence when it never marks the server DOWN

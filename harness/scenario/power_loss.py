@@ -38,7 +38,7 @@ def recovered(cluster: Target, history: History, *, handed_back: Callable[[], bo
     if api_back is not None:  # with no API there is nothing to hand back to (the verdicts below say so)
         # each wait lasts until its verdict's bound has passed, no longer: later, only the explanation could change
         wait_recorded(history, HANDED_BACK, handed_back, timeout_s=_left_s(powered_on) + 1.0)
-        wait_recorded(history, HEALTHY, lambda: not cluster.problems(),
+        wait_recorded(history, HEALTHY, lambda: not cluster.health.problems(),
                       timeout_s=min(kind_power_loss_recovery_s() + 5.0, _left_s(powered_on) + 1.0))
     return [recovered_within(history, event=API_READY, what="the API answering through the LB", max_s=api_bound,
                              since="end", fault=NodeRestart.name),

@@ -38,7 +38,7 @@ def component_ready(cluster: Target, component_id: str) -> bool:
     component, host = split_id(component_id)
     if component == Component.APISERVER.value:
         return cluster.apiserver(host).ready(timeout=1.0)
-    return cluster.component_healthy(component, host)
+    return cluster.health.component_healthy(component, host)
 
 
 Timeout = float | Callable[[str], float]  # seconds, or seconds per component id

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from harness.errors import Unsupported  # noqa: F401 - the protocol's error, defined beside QuorumError
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
+from harness.target.health import Health
 from harness.target.hosts import Hosts
 from harness.target.keeper import Keeper
 from harness.target.network import InHostNetwork, Network
@@ -24,7 +25,6 @@ from harness.target.promises import ConfiguredPromises
 from harness.target.releases import ComponentReleases
 from harness.target.self_hosted import SelfHostedRecovery
 from harness.topology import Component
-from harness.wait import until
 
 if TYPE_CHECKING:
     from harness.faults.base import Fault
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from harness.clients.kubeapi import ApiClient
     from harness.pki import Pair
 
-LEASES = ("kube-controller-manager", "kube-scheduler")  # the leader-elected components
 
 
 class HostRole:
@@ -91,10 +90,12 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
     # iptables and tc inside the hosts) and whole hosts' power, if the backend can power them off
     NETWORK: ClassVar[type[Network] | None] = InHostNetwork
     POWER: ClassVar[type[Power] | None] = None
+    HEALTH: ClassVar[type[Health]]  # every target says how its cluster's health is looked at
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
-        return cls.CAPABILITIES.union(*(part.capabilities() for part in (cls.NETWORK, cls.POWER) if part is not None))
+        parts = (cls.NETWORK, cls.POWER, cls.HEALTH)
+        return cls.CAPABILITIES.union(*(part.capabilities() for part in parts if part is not None))
 
     @classmethod
     def lacks(cls, *needed: Capability) -> str | None:
@@ -260,10 +261,6 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
     def live_flags(self, component: Component | str) -> dict[str, dict[str, str]]:
         """Host -> the flags of the component running there, from its live command line."""
 
-    @abstractmethod
-    def component_healthy(self, component: Component | str, host: str) -> bool:
-        """The component on `host` passes its own health check now."""
-
     def restarts(self, component: Component | str, host: str) -> int:
         """How often the cluster has restarted the component on `host` so far."""
         return self.keeper(component).restarts(host)
@@ -363,45 +360,12 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
             self.__dict__[key] = part(self)  # type: ignore[misc]
         return self.__dict__[key]
 
-    # ---- health --------------------------------------------------------------------------------
+    # ---- health (the Health part, harness/target/health.py) ---------------------------------------
 
-    @abstractmethod
-    def problems(self) -> list[str]:
-        """What is unhealthy right now (empty when the whole cluster is healthy)."""
-
-    def problems_after(self, timeout_s: float, *, clean_looks: int = 1) -> list[str]:
-        """Wait up to `timeout_s` for the cluster to heal itself; what is still unhealthy (empty if healthy), as the
-        last look saw it. `clean_looks` > 1: healthy only once that many looks in a row, poll_interval_s apart, found
-        nothing, so a component that exits just after a clean look (a late effect of an earlier fault) is waited
-        for."""
-        last: list[str] = []
-        clean = 0
-
-        def clean_long_enough() -> bool:
-            nonlocal last, clean
-            last = self.problems()
-            clean = 0 if last else clean + 1
-            return clean >= clean_looks
-
-        until(clean_long_enough, timeout_s, self.poll_interval_s)
-        return last
-
-    def lease_holders(self) -> dict[str, str | None]:
-        """Lease name -> host holding it (None if unheld or unreadable)."""
-        holders = {}
-        for name in LEASES:
-            holder = self.api.lease_holder(name)
-            holders[name] = self.lease_host(holder.identity) if holder else None
-        return holders
-
-    @abstractmethod
-    def lease_host(self, identity: str) -> str:
-        """The host of a lease holder's identity ('<hostname>_<uuid>')."""
-
-    def lb_server_states(self) -> dict[str, str]:
-        """Apiserver host -> the load balancer's state for it (UP, DOWN, "UP 1/3", ...)."""
-        self.require(Capability.LB_ADMIN)
-        raise NotImplementedError
+    @property
+    def health(self) -> Health:
+        """What is unhealthy, each component's own check, the leases' holders, and the load balancer's view."""
+        return self._part("_health", self.HEALTH)
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         """Undo what faults may have left without a journal entry, in what only this backend knows (held or

@@ -20,7 +20,7 @@ from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, judge
 from harness.scenario.rollout import settle
-from harness.target.protocol import LEASES
+from harness.target.health import LEASES
 from harness.thresholds import AVAILABILITY_PCT
 
 CONTINUITY = "the lease failover the configuration promises: a restarted leader's lease taken over within it"

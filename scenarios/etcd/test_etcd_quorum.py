@@ -195,7 +195,8 @@ def test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good(cluster,
         tries = [answered(cluster, survivor, "put", "/quorum/dr") for _ in range(2)]  # each may wait its timeout
     etcd_writer.read_back()
     bound = configured_bound("snapshot_restore_s", cluster)
-    wait_recorded(history, "cluster.healthy", lambda: not cluster.problems(), timeout_s=bound + 15.0, interval_s=1.0)
+    wait_recorded(history, "cluster.healthy", lambda: not cluster.health.problems(), timeout_s=bound + 15.0,
+                  interval_s=1.0)
     writes = durability(history, system="etcd")
     serving = recovered_within(history, event="cluster.healthy", what="the whole cluster healthy", max_s=bound,
                                since="end")
@@ -203,5 +204,5 @@ def test_disaster_recovery_from_a_snapshot_when_quorum_is_lost_for_good(cluster,
                      measures=[from_verdict("snapshot_restore_s", serving, "recovered_after_s", bound=bound),
                                from_verdict("lost_writes", writes, "lost")])
     assert not any(tries), f"the surviving member {survivor} acknowledged a write without quorum"
-    assert cluster.problems() == [], f"not healthy after the restore: {cluster.problems()}"
+    assert cluster.health.problems() == [], f"not healthy after the restore: {cluster.health.problems()}"
     assert all(verdicts), explain_all(verdicts)

@@ -28,7 +28,7 @@ def leaving_first(cluster, count: int) -> list[str]:
     """The controllers to retire: the etcd leader's host, then the lease holders' hosts, then others, `count` of
     them."""
     controllers = cluster.hosts(HostRole.CONTROLLER)
-    first = [cluster.etcd.leader(), *cluster.lease_holders().values(), *controllers]
+    first = [cluster.etcd.leader(), *cluster.health.lease_holders().values(), *controllers]
     return list(dict.fromkeys(h for h in first if h in controllers))[:count]
 
 

@@ -13,7 +13,8 @@ from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, judge
 from harness.scenario.rollout import settle
 from harness.target.capabilities import Capability
-from harness.target.protocol import LEASES, HostRole
+from harness.target.health import LEASES
+from harness.target.protocol import HostRole
 from harness.objectives.catalog import configured_bound
 from harness.thresholds import AVAILABILITY_PCT
 from harness.toolchain.versions import Version

@@ -80,8 +80,8 @@ def test_the_control_plane_carries_the_expected_load_with_headroom_also_with_its
             served[host] = served.get(host, 0.0) + count
     busiest = max(served, key=served.get) if served else controllers[0]
     with nemesis.fault(Stop(component=f"kube-apiserver@{busiest}")):
-        out = until(lambda: is_down(cluster.lb_server_states().get(busiest, "")), allowed_s("lb_detection_s", cluster),
-                    0.5)
+        out = until(lambda: is_down(cluster.health.lb_server_states().get(busiest, "")),
+                    allowed_s("lb_detection_s", cluster), 0.5)
         one_down = climb(cluster, history, base, plan, work, len(controllers) - 1) if out.held else []
     all_up, n_minus_one = _headroom(history, expected, limits, len(controllers)), \
         _headroom(history, expected, limits, len(controllers) - 1)

@@ -173,11 +173,11 @@ def test_restarting_the_controller_manager_leader_under_load(cluster, history, n
     node lifecycle controller must not mistake the hollow nodes for dead: no node goes NotReady and
     none of the hollow pods is evicted; the SLOs hold over the whole run."""
     before = _hollow_pod_uids(cluster)
-    leader = cluster.lease_holders().get("kube-controller-manager")
+    leader = cluster.health.lease_holders().get("kube-controller-manager")
     assert leader, "no kube-controller-manager holds the lease before the fault"
     time.sleep(profile.load_s / 4)
     with nemesis.fault(Kill(component=f"kube-controller-manager@{leader}")):
-        until(lambda: cluster.lease_holders().get("kube-controller-manager") not in (None, leader),
+        until(lambda: cluster.health.lease_holders().get("kube-controller-manager") not in (None, leader),
               configured_bound("lease_failover_s", cluster), 0.5)
     api_load.wait()
     _watch_heartbeats_after_the_fault(cluster, history)  # also long enough for a late eviction to show
@@ -189,7 +189,7 @@ def test_restarting_the_controller_manager_leader_under_load(cluster, history, n
         latency_slo(history, window_s=profile.slo_window_s),
         error_rate(history),
         heartbeats,
-        figures={"old_leader": leader, "new_leader": cluster.lease_holders().get("kube-controller-manager")},
+        figures={"old_leader": leader, "new_leader": cluster.health.lease_holders().get("kube-controller-manager")},
         measures=load_measures(history, heartbeats, window_s=profile.slo_window_s),
     )
     assert all(verdicts), explain_all(verdicts)

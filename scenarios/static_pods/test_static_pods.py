@@ -34,11 +34,11 @@ STEADY_S = 30.0
 
 
 def _healthy(cluster) -> bool:
-    return not cluster.problems()
+    return not cluster.health.problems()
 
 
 def _apiserver_ready(cluster, node: str) -> bool:
-    return cluster.component_healthy("kube-apiserver", node)
+    return cluster.health.component_healthy("kube-apiserver", node)
 
 
 def _lb_noticed_s(cluster) -> float:

@@ -54,7 +54,7 @@ def test_a_killed_node_takes_its_components_and_heal_brings_it_back(ha3_docker):
         bound = lb_detection_s(ha3_docker.topology)
         assert eventually(lambda: ha3_docker.api.on_a_new_connection().ready(), bound), \
             f"two controllers of three keep the API up: no answer through the LB within {bound:.1f} s of the kill"
-    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
+    assert ha3_docker.health.problems_after(ha3_docker.settle_s) == []
 
 
 def test_a_paused_node_is_silent_until_healed(ha3_docker):
@@ -63,7 +63,7 @@ def test_a_paused_node_is_silent_until_healed(ha3_docker):
     with Nemesis(ha3_docker, history).fault(NodePause(host="c3")):
         assert client().container.inspect(docker_backend.container_name(ha3_docker.run_id, "c3")).state.paused
         assert not ha3_docker.apiserver("c3").ready(timeout=1.0)
-    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
+    assert ha3_docker.health.problems_after(ha3_docker.settle_s) == []
     assert ha3_docker.pid("kube-apiserver", "c3") == pid, "a pause does not restart anything"
 
 
@@ -71,7 +71,7 @@ def test_a_restarted_node_starts_its_components_again_by_itself(ha3_docker):
     before = ha3_docker.pid("etcd", "c1")
     with Nemesis(ha3_docker, History()).fault(NodeRestart(hosts=["c1"])):
         pass  # the restart is the whole fault; heal only checks the node is up and attached
-    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
+    assert ha3_docker.health.problems_after(ha3_docker.settle_s) == []
     assert ha3_docker.pid("etcd", "c1") not in (None, before)
 
 
@@ -87,7 +87,7 @@ def test_a_disconnected_node_is_unreachable_and_reconnected_on_heal(ha3_docker):
         assert "0 received" in ha3_docker.exec("c2", ["ping", "-c", "2", "-W", "1", address], check=False)
     with Nemesis(ha3_docker, History()).fault(NodeDisconnect(host="c3")):  # Docker can disconnect it again
         assert "0 received" in ha3_docker.exec("c2", ["ping", "-c", "1", "-W", "1", address], check=False)
-    assert ha3_docker.problems_after(ha3_docker.settle_s) == []
+    assert ha3_docker.health.problems_after(ha3_docker.settle_s) == []
 
 
 def test_down_leaves_no_container_network_namespace_or_rule(tmp_path):

@@ -39,7 +39,7 @@ def nemesis(ha3):
     # heal must not leave it to every later test on ha3 (as a CI run saw on 2026-11-25)
     heal_cluster(ha3)
     # judged on the look the wait ended on, after two clean ones in a row (docs/design.md, ci50)
-    problems = ha3.problems_after(90, clean_looks=2)
+    problems = ha3.health.problems_after(90, clean_looks=2)
     assert problems == [], f"the cluster must be healthy again after every fault test: {problems}"
 
 
@@ -75,7 +75,7 @@ def test_kill_is_healed_by_the_supervisor(ha3, nemesis):
     old = ha3.pid("etcd", "c1")
     with nemesis.fault(Kill(component="etcd@c1")):
         wait(lambda: ha3.pid("etcd", "c1") not in (None, old), what="etcd@c1 restarted with a new pid")
-    wait(lambda: ha3.component_health()["etcd@c1"], what="etcd@c1 healthy")
+    wait(lambda: ha3.health.component_health()["etcd@c1"], what="etcd@c1 healthy")
     assert ha3.restarts("etcd", "c1") >= 1
 
 
@@ -99,7 +99,7 @@ def test_stop_keeps_the_component_down_until_heal(ha3, nemesis):
 def test_the_lb_marks_a_stopped_apiserver_down_in_time_and_up_again_after_heal(ha3, nemesis):
     # a cluster just up serves /readyz through the LB before the LB has seen `rise` checks pass on every
     # apiserver: wait for all three (this test once ran first and saw c3 "DOWN 1/2")
-    wait(lambda: ha3.lb_server_states() == {"c1": "UP", "c2": "UP", "c3": "UP"}, timeout=30,
+    wait(lambda: ha3.health.lb_server_states() == {"c1": "UP", "c2": "UP", "c3": "UP"}, timeout=30,
          what="the LB to mark every apiserver UP")
     # watched from before the stop: the stop returns only once the apiserver exited, after its shutdown delay
     # (clusters/ha3.yaml), by which time the LB has long marked it DOWN
@@ -109,10 +109,10 @@ def test_the_lb_marks_a_stopped_apiserver_down_in_time_and_up_again_after_heal(h
         marked_down_at()
         verdict = lb_detection(nemesis.history, server="c2", max_s=lb_detection_s(ha3.topology) + 0.5)
         assert verdict.passed, verdict.explain()
-        assert ha3.lb_server_states()["c1"] == "UP"
+        assert ha3.health.lb_server_states()["c1"] == "UP"
         # the tests' cluster guard waits on problems(): it must name a backend the LB does not route to
-        assert "load balancer marks c2 DOWN" in ha3.problems()
-    wait(lambda: ha3.lb_server_states()["c2"] == "UP", timeout=60, what="the LB to mark c2 UP again")
+        assert "load balancer marks c2 DOWN" in ha3.health.problems()
+    wait(lambda: ha3.health.lb_server_states()["c2"] == "UP", timeout=60, what="the LB to mark c2 UP again")
 
 
 def test_modified_flags_break_the_component_and_heal_restores_the_command_line(ha3, nemesis):
@@ -196,7 +196,7 @@ def test_remove_member_and_add_it_back_with_a_fresh_data_directory(ha3, nemesis)
         assert ha3.pid("etcd", "c3") is None
     assert sorted(ha3.etcd.members().values()) == ["c1", "c2", "c3"]
     assert not ha3.control("etcd@c3").overridden()
-    wait(lambda: ha3.component_health()["etcd@c3"], what="c3 healthy")
+    wait(lambda: ha3.health.component_health()["etcd@c3"], what="c3 healthy")
 
 
 @pytest.mark.deep("the disaster-recovery scenario (the main job's etcd suite) injects and heals the same fault, "
@@ -208,7 +208,7 @@ def test_losing_quorum_for_good_and_restoring_from_the_snapshot(ha3, nemesis):
         assert fault.hosts == ["c1", "c2"] and Path(fault.captured["snapshot"]).stat().st_size > 0
         assert etcdctl(ha3, url, "put", "/quorum/dr-after", "x", check=False, timeout=20) == ""
     assert "before" in etcdctl(ha3, ha3.etcd_urls[0], "get", "/quorum/dr-canary")
-    wait(lambda: all(ha3.component_health().values()), timeout=90, what="every component healthy after restore")
+    wait(lambda: all(ha3.health.component_health().values()), timeout=90, what="every component healthy after restore")
 
 
 def test_destructive_faults_refuse_a_cluster_not_marked_disposable(ha3):
@@ -365,7 +365,7 @@ def test_sigkill_mid_fault_twenty_times_in_a_row_leaves_nothing_after_quorum_hea
         result = _quorum_heal(ha3)
         assert result.returncode == 0, f"attempt {attempt + 1}: {result.stderr}"
         assert _leftovers(ha3) == [], f"attempt {attempt + 1} left {_leftovers(ha3)}"
-        problems = ha3.problems_after(60, clean_looks=2)
+        problems = ha3.health.problems_after(60, clean_looks=2)
         assert problems == [], f"attempt {attempt + 1}: {problems}"
 
 

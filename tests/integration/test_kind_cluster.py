@@ -221,7 +221,7 @@ def test_a_crashed_member_stays_down_until_healed_and_quorum_heal_ends_its_crash
     assert not cluster.exec(node, ["pgrep", "-f", "qrm-crash-loop"], check=False).strip()
     _wait(lambda: _member_answers(cluster, node), cluster.held_return_s("etcd", node),
           f"etcd in {node} to answer after quorum heal")
-    assert cluster.problems_after(120) == []
+    assert cluster.health.problems_after(120) == []
 
 
 def _main_pid(cluster: KindTarget, node: str, unit: str) -> int:
@@ -375,7 +375,7 @@ def test_a_kubeadm_cluster_reached_by_its_inventory_is_held_and_overridden_over_
     only the inventory, finds them on the hosts and restores each manifest byte for byte, and the cluster heals."""
     cluster = KindTarget(Path(kind_cluster.state.run_dir))
     # the previous test's signals leave kubelets restarting what they stopped: the inventory's check needs all of it
-    assert cluster.problems_after(cluster.settle_s) == []
+    assert cluster.health.problems_after(cluster.settle_s) == []
     node = cluster.hosts("controller")[-1]
     manifests = {c: cluster.exec(node, ["cat", f"{MANIFESTS}/{c}.yaml"]) for c in STATIC_PODS}
     with kind_standin(cluster, tmp_path / "standin") as standin:
@@ -406,8 +406,8 @@ def test_a_kubeadm_cluster_reached_by_its_inventory_is_held_and_overridden_over_
             assert cluster.exec(node, ["ls", "/var/lib/quorum/journal"]).split() == []
             assert not remote.held("kube-scheduler", node)
             bound = remote.held_return_s("kube-scheduler", node)
-            assert eventually(lambda: remote.component_healthy("kube-scheduler", node), bound), bound
-            assert remote.problems_after(remote.settle_s) == []
+            assert eventually(lambda: remote.health.component_healthy("kube-scheduler", node), bound), bound
+            assert remote.health.problems_after(remote.settle_s) == []
         finally:
             child.kill()
             heal_from_hosts()

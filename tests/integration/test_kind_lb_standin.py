@@ -148,7 +148,7 @@ def test_a_refused_connection_is_tried_on_the_next_apiserver_only_with_more_than
     address = docker.container.inspect(standin.name).network_settings.networks[
         docker_backend.network_name(ha3_docker.run_id)].ip_address
     ca = str(ha3_docker.layout.pki.ca.cert)
-    wait_for(lambda: ha3_docker.component_healthy("kube-apiserver", "c1"), 60, "kube-apiserver@c1 ready")
+    wait_for(lambda: ha3_docker.health.component_healthy("kube-apiserver", "c1"), 60, "kube-apiserver@c1 ready")
     settings = KindLoadBalancer(connect_attempts=attempts)
     configure(standin, docker, configured_lds(LDS_PROXY, settings), configured_cds(cds(names), settings))
     applied = ["sh", "-c", "cat /home/envoy/haproxy.cfg 2>/dev/null || true"]  # written once kind's files are read

@@ -66,8 +66,8 @@ def test_the_control_plane_is_a_daemonset_and_deployments_and_only_etcd_stays_a_
     flags = self_hosted.live_flags("kube-apiserver")[node]
     assert flags["--advertise-address"] == self_hosted.address(node) and flags["--permit-port-sharing"] == "true"
     # the leases are held by the self-hosted pods (the static ones, which held them first, are gone)
-    assert set(self_hosted.lease_holders()) == {"kube-controller-manager", "kube-scheduler"}
-    assert self_hosted.problems() == []
+    assert set(self_hosted.health.lease_holders()) == {"kube-controller-manager", "kube-scheduler"}
+    assert self_hosted.health.problems() == []
 
 
 @pytest.mark.deep("the static-pod suite proves in presubmit that a kind node's kubelet restarts a killed apiserver; "
@@ -79,16 +79,16 @@ def test_the_kubelet_restarts_a_killed_self_hosted_apiserver_and_the_api_answers
         pass
     budget = self_hosted.restart_budget_s("kube-apiserver", earlier_restarts=restarts)
     deadline = time.monotonic() + budget
-    while time.monotonic() < deadline and not (self_hosted.component_healthy("kube-apiserver", node)
+    while time.monotonic() < deadline and not (self_hosted.health.component_healthy("kube-apiserver", node)
                                                and self_hosted.pid("kube-apiserver", node) not in (None, before)):
         time.sleep(1)
     assert self_hosted.pid("kube-apiserver", node) not in (None, before), f"no new kube-apiserver within {budget:.0f}s"
-    assert self_hosted.component_healthy("kube-apiserver", node) and self_hosted.api.ready()
+    assert self_hosted.health.component_healthy("kube-apiserver", node) and self_hosted.api.ready()
     # the DaemonSet's pod, restarted in place (its status reaches the API once the API is back); on one control
     # plane the controller-manager and the scheduler lose their leases meanwhile and restart too: then all is well
     assert eventually(lambda: self_hosted.restarts("kube-apiserver", node) == restarts + 1, 30, 1.0), \
         self_hosted.restarts("kube-apiserver", node)
-    assert eventually(lambda: self_hosted.problems() == [], 120, 2.0), self_hosted.problems()
+    assert eventually(lambda: self_hosted.health.problems() == [], 120, 2.0), self_hosted.health.problems()
 
 
 def test_holding_or_rewriting_the_flags_of_a_self_hosted_component_is_refused_by_name(self_hosted):
@@ -98,7 +98,7 @@ def test_holding_or_rewriting_the_flags_of_a_self_hosted_component_is_refused_by
             pass
     with pytest.raises(FaultRefused, match="it is a Deployment pod"):
         self_hosted.hold("kube-scheduler", node)
-    assert self_hosted.problems() == []
+    assert self_hosted.health.problems() == []
 
 
 def _checkpointer_suite(cluster, histories, *selection: str) -> tuple[int, str]:

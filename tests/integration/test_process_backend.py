@@ -35,7 +35,7 @@ def assert_usable(cluster):
     for url in cluster.etcd_urls:
         result = etcdctl(cluster, url, "endpoint", "health")
         assert result.returncode == 0 and "is healthy" in result.stderr + result.stdout, result.stderr
-    holders = cluster.lease_holders()
+    holders = cluster.health.lease_holders()
     controllers = {h.name for h in cluster.topology.controllers}
     assert holders["kube-controller-manager"] in controllers
     assert holders["kube-scheduler"] in controllers
@@ -54,7 +54,7 @@ def test_single_controller_comes_up_and_goes_away_without_a_trace(tmp_path):
 def test_ha3_is_usable_through_the_load_balancer(ha3):
     assert_usable(ha3)
     assert len(ha3.etcd_urls) == 3
-    assert all(ha3.component_health().values())
+    assert all(ha3.health.component_health().values())
 
 
 def test_etcd_refuses_plain_http_on_the_client_port(ha3):

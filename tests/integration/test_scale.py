@@ -56,9 +56,9 @@ def _in_built_shape(run_dir, spares: tuple[str, ...] = ("c4", "c5")) -> None:
     assert cluster.hosts(HostRole.CONTROLLER) == BUILT and cluster.spare_hosts() == list(spares)
     members = member_list(cluster, "")
     assert sorted((m["name"], bool(m.get("isLearner"))) for m in members) == [(h, False) for h in BUILT], members
-    assert cluster.lb_server_states() == {h: "UP" for h in BUILT}
+    assert cluster.health.lb_server_states() == {h: "UP" for h in BUILT}
     assert not any((cluster.run_dir / "components" / f"etcd@{spare}").exists() for spare in spares)
-    assert cluster.problems() == []
+    assert cluster.health.problems() == []
 
 
 def _scale_suite(run_dir, histories, backend: str = "process") -> subprocess.CompletedProcess:
@@ -124,7 +124,7 @@ def test_a_join_killed_with_sigkill_is_undone_by_quorum_heal(ha3_scale):
                              cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "READY"
     joined = registry.open_target(ha3_scale.run_dir)
-    assert joined.hosts(HostRole.CONTROLLER) == [*BUILT, "c4"] and joined.lb_server_states().get("c4") == "UP"
+    assert joined.hosts(HostRole.CONTROLLER) == [*BUILT, "c4"] and joined.health.lb_server_states().get("c4") == "UP"
     child.send_signal(signal.SIGKILL)
     child.wait(10)
     healed = subprocess.run([sys.executable, "-m", "harness.cli", "heal", "--force", str(ha3_scale.run_dir)],

@@ -232,14 +232,17 @@ def test_the_lease_watcher_records_a_renewal_only_when_a_leases_renew_time_chang
                 watcher._stop.set()
                 return Response({"renewTime": "t3", "holderIdentity": "c2_b"})
 
+    class Health:
+        @staticmethod
+        def lease_host(identity):
+            return identity.partition("_")[0]
+
     class Cluster:
         etcd_urls = []
+        health = Health()
 
         def lease_clients(self):
             return [Client()]
-
-        def lease_host(self, identity):
-            return identity.partition("_")[0]
 
     history = History()
     watcher = LeaderWatcher(Cluster(), history, period=0.0)

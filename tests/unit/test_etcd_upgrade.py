@@ -59,7 +59,7 @@ def test_members_are_upgraded_leader_last_and_rolled_back_through_the_downgrade_
                                                                            "ENABLE"]]
     assert [call[1] for call in calls[2:]] == ["etcd@c1", "etcd@c3", "etcd@c2"]
     assert set(member_versions(fake).values()) == {OLD} and cluster_version(fake) == Version(3, 5)
-    assert nemesis.active == [] and fake.problems() == []
+    assert nemesis.active == [] and fake.health.problems() == []
 
 
 def test_a_half_done_upgrade_is_healed_without_a_downgrade(fake):
@@ -98,7 +98,7 @@ def test_a_killed_runs_upgrade_is_healed_through_the_downgrade(fake):
     report = heal_cluster(type(fake)(fake.run_dir))  # `quorum heal`: a fresh target, the journal's records
     assert not report.failed and not report.kept, report
     assert set(member_versions(fake).values()) == {OLD} and cluster_version(fake) == Version(3, 5)
-    assert fake.problems() == []
+    assert fake.health.problems() == []
 
 
 def test_quorum_heal_leaves_members_on_the_new_release_when_the_downgrade_cannot_be_done(fake, monkeypatch):

@@ -61,12 +61,12 @@ def test_a_fault_is_healed_from_its_journal_by_a_fresh_target(fake, monkeypatch,
     monkeypatch.setattr(network, "netem_missing", lambda: None)  # this kernel has no netem; the fake needs none
     before = fake.model()
     Nemesis(fake, History()).inject(fault)
-    assert fake.problems() or fault.name in ("kill", "node-restart"), f"{fault.describe()} changed nothing"
+    assert fake.health.problems() or fault.name in ("kill", "node-restart"), f"{fault.describe()} changed nothing"
     # the harness dies here: a new process opens the run directory and heals what the journal says is active
     fresh = FakeTarget(fake.run_dir)
     report = heal_leftovers(fresh)
     assert report.healed == [fault.describe()] and report.failed == []
-    assert fresh.problems() == []
+    assert fresh.health.problems() == []
     assert Journal(fake.run_dir).active() == []
     after = fresh.model()
     assert after["etcd_members"].keys() == before["etcd_members"].keys()
@@ -120,7 +120,7 @@ def test_a_fault_naming_what_the_target_lacks_is_refused_with_the_choices(fake, 
         Nemesis(fake).inject(fault)
     assert named in refused.value.problem
     assert not (fake.run_dir / "faults.jsonl").exists()
-    assert fake.problems() == []
+    assert fake.health.problems() == []
 
 
 def test_a_restart_of_an_empty_list_of_hosts_is_refused_not_read_as_every_host(fake):
@@ -214,17 +214,20 @@ def test_the_lease_holders_host_is_cut_from_every_other_host_and_the_journal_nam
 
 def test_components_watched_together_each_get_their_own_bound():
     # a member back at 0.3 s with a 1.5 s bound is back, though another one takes 2 s of its 4 s
+    start = time.monotonic()
+
     class Healing:
-        health_poll_s = 0.05
-        start = time.monotonic()
         back_at = {"a": 2.0, "b": 0.3, "c": None}
 
         def component_healthy(self, component, host):
             at = self.back_at[host]
-            return at is not None and time.monotonic() - self.start >= at
+            return at is not None and time.monotonic() - start >= at
 
-    cluster = Healing()
-    found = wait_all_healthy(cluster, {"etcd@a": 4.0, "etcd@b": 1.5, "etcd@c": 0.5}, since=cluster.start)
+    class Cluster:
+        health_poll_s = 0.05
+        health = Healing()
+
+    found = wait_all_healthy(Cluster(), {"etcd@a": 4.0, "etcd@b": 1.5, "etcd@c": 0.5}, since=start)
     assert found["etcd@c"] is None
     assert 2.0 <= found["etcd@a"] < 4.0 and 0.3 <= found["etcd@b"] < 1.5, found
 

@@ -260,7 +260,7 @@ def test_quorum_heal_without_a_name_heals_every_run_it_can_past_one_it_cannot_re
     assert out.returncode == 1, out.stdout + out.stderr
     assert "ha3: healed partition" in out.stdout
     assert "not healed:" in out.stderr and "state.json is unreadable" in out.stderr
-    assert good.problems() == []
+    assert good.health.problems() == []
 
 
 def test_a_cluster_built_again_in_a_run_directory_never_inherits_the_last_ones_unhealed_faults(tmp_path):

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from harness.backends.fake.health import ModelHealth
 from harness.backends.fake.target import FakeTarget
 from harness.clients.etcdapi import MemberStatus
 from harness.history import History, now
 from harness.monitors.leases import LeaderWatcher, RenewalSeen, mid_sleep
-from harness.target.protocol import LEASES
+from harness.target.health import LEASES
 from tests.unit.conftest import fake_target
 
 URLS = ["https://10.0.0.1:2379", "https://10.0.0.2:2379", "https://10.0.0.3:2379"]
@@ -64,7 +65,8 @@ def scripted(tmp_path, etcd: SlowToAgreeEtcd, api: Apiserver = Apiserver(), pref
     """A fake target whose etcd and API answer as scripted; lease holders are named by their host's short name."""
     cls = type("Scripted", (FakeTarget,), {
         "etcd": etcd, "api": api, "etcd_urls": URLS, "lease_clients": lambda self: [api],
-        "lease_host": lambda self, identity: identity.split("_", 1)[0].removeprefix(prefix)})
+        "HEALTH": type("ScriptedHealth", (ModelHealth,), {
+            "lease_host": lambda self, identity: identity.split("_", 1)[0].removeprefix(prefix)})})
     return fake_target(tmp_path, cls=cls)
 
 

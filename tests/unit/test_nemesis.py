@@ -39,4 +39,4 @@ def test_a_fault_naming_an_unknown_host_is_refused_before_anything_is_journaled(
     assert "quorum status" in caught.value.fix
     journal = fake.run_dir / "faults.jsonl"
     assert not journal.exists() or not journal.read_text().strip()
-    assert fake.problems() == []
+    assert fake.health.problems() == []

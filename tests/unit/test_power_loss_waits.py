@@ -15,12 +15,15 @@ class Api:
         return True
 
 
-class Cluster:
-    api = Api()
-
+class Health:
     @staticmethod
     def problems() -> list[str]:
         return []
+
+
+class Cluster:
+    api = Api()
+    health = Health()
 
 
 def powered_on(history: History) -> float:

@@ -54,10 +54,10 @@ def test_the_health_check_waits_out_one_missed_answer_and_fails_on_a_lasting_pro
     from tests.protocol_checks import check_health
 
     looks = iter([["etcd@c1 unhealthy"]])
-    healthy = type(fake).problems
-    monkeypatch.setattr(type(fake), "problems", lambda self: next(looks, None) or healthy(self))
+    healthy = type(fake.health).problems
+    monkeypatch.setattr(type(fake.health), "problems", lambda self: next(looks, None) or healthy(self))
     check_health(fake)  # the second look is healthy
-    monkeypatch.setattr(type(fake), "problems", lambda self: ["etcd@c1 unhealthy"])
+    monkeypatch.setattr(type(fake.health), "problems", lambda self: ["etcd@c1 unhealthy"])
     with pytest.raises(AssertionError, match="etcd@c1 unhealthy"):
         check_health(fake)
 
@@ -69,19 +69,19 @@ def _scripted(fake, looks: list[list[str]]) -> list[list[str]]:
     def problems() -> list[str]:
         seen.append(looks[min(len(seen), len(looks) - 1)])
         return seen[-1]
-    fake.problems = problems
+    fake.health.problems = problems  # type: ignore[method-assign]
     return seen
 
 
 def test_a_wait_for_two_clean_looks_waits_out_a_component_that_exits_just_after_the_first(fake):
     seen = _scripted(fake, [["etcd@c1 unhealthy"], [], ["kube-controller-manager@c1 unhealthy"], [], []])
-    assert fake.problems_after(5.0, clean_looks=2) == []
+    assert fake.health.problems_after(5.0, clean_looks=2) == []
     assert len(seen) == 5  # one clean look alone (the second) did not end the wait
     seen = _scripted(fake, [["etcd@c1 unhealthy"], [], ["kube-controller-manager@c1 unhealthy"]])
-    assert fake.problems_after(5.0) == []  # one clean look is enough by default
+    assert fake.health.problems_after(5.0) == []  # one clean look is enough by default
     assert len(seen) == 2
 
 
 def test_a_wait_that_runs_out_returns_what_the_last_look_saw(fake):
     _scripted(fake, [[], ["kube-scheduler@c2 unhealthy"]])
-    assert fake.problems_after(0.05, clean_looks=2) == ["kube-scheduler@c2 unhealthy"]
+    assert fake.health.problems_after(0.05, clean_looks=2) == ["kube-scheduler@c2 unhealthy"]

@@ -37,7 +37,7 @@ def test_every_component_is_upgraded_in_the_policys_order_and_rolled_back_in_rev
     restores = [call[1] for call in fake.calls() if call[0] == "restore"]
     assert restores == ORDER[::-1]
     assert set(control_plane_versions(fake).values()) == {Version.parse("v1.34.4")}
-    assert nemesis.active == [] and fake.problems() == []
+    assert nemesis.active == [] and fake.health.problems() == []
 
 
 def test_the_lease_gate_waits_for_a_successor_of_the_restarted_holder(fake):

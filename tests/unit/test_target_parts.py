@@ -1,14 +1,16 @@
-"""Whole hosts and the network are parts of the target (harness/target/power.py, network.py): the capabilities follow
-from the parts, and the faults reach a host's power and its packets only through them."""
+"""Whole hosts, the network and health are parts of the target (harness/target/power.py, network.py, health.py): the
+capabilities follow from the parts, and the faults reach a host's power and its packets only through them."""
 
 import pytest
 
 from harness.backends import registry
+from harness.backends.fake.health import ModelHealth
 from harness.backends.fake.power import ModelPower
 from harness.backends.fake.target import FakeTarget
 from harness.errors import Unsupported
 from harness.faults.node import NodeDisconnect, NodeKill, NodeRestart
 from harness.target.capabilities import Capability
+from harness.target.health import Health
 from harness.target.power import Power
 from tests.unit.conftest import fake_target
 
@@ -25,6 +27,9 @@ def test_a_backend_claims_whole_host_capabilities_exactly_when_it_has_a_power_pa
     assert ({Capability.NETWORK, Capability.SHAPE} <= backend.capabilities) == (network is not None)
     assert not {Capability.NETWORK, Capability.SHAPE} & target_class.CAPABILITIES, \
         f"{backend.name} lists a network capability by hand instead of through its Network part"
+    assert (Capability.LB_ADMIN in backend.capabilities) == target_class.HEALTH.LB_VIEW
+    assert Capability.LB_ADMIN not in target_class.CAPABILITIES, \
+        f"{backend.name} lists the load balancer's view by hand instead of through its Health part"
 
 
 class PowerWithoutDisconnect(ModelPower):
@@ -133,3 +138,25 @@ def test_a_remote_link_is_shaped_only_from_the_kernels_default_and_restored_to_i
     assert links.restore_link("h1", tag="f1") is True
     assert host.root == "noqueue 0:" and host.marker == ""
     assert links.restore_link("h1") is False
+
+
+class HealthWithoutTheLoadBalancersView(ModelHealth):
+    LB_VIEW = False
+
+    def lb_server_states(self) -> dict[str, str]:  # as a part without the view has it
+        return Health.lb_server_states(self)
+
+
+class Blindfolded(FakeTarget):
+    HEALTH = HealthWithoutTheLoadBalancersView
+
+
+def test_a_health_part_without_the_load_balancers_view_refuses_it_naming_the_capability(tmp_path):
+    """kind and remote targets judge the load balancer from outside: asked for its own view, they refuse with
+    lb-admin, and the rest of their health still answers."""
+    target = fake_target(tmp_path, cls=Blindfolded)
+    assert Capability.LB_ADMIN not in target.capabilities()
+    with pytest.raises(Unsupported) as refused:
+        target.health.lb_server_states()
+    assert "lb-admin" in refused.value.problem
+    assert target.health.problems() == [] and target.health.component_healthy("etcd", "c1")

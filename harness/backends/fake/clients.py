@@ -31,7 +31,7 @@ class FakeApi:
         self.endpoint = f"https://{target.address(target.hosts(HostRole.CONTROLLER)[0])}:6443"
 
     def ready(self, timeout: float = 2.0) -> bool:
-        return any(self.target.component_healthy(Component.APISERVER, h)
+        return any(self.target.health.component_healthy(Component.APISERVER, h)
                    for h in self.target.component_hosts(Component.APISERVER))
 
     def lease_holder(self, name: str, timeout: float = 2.0) -> FakeLease | None:
@@ -52,7 +52,7 @@ class FakeEtcd(EtcdClient):
     def post(self, url: str, path: str, body: dict, timeout: float = 2.0) -> dict:
         model = self.target.model()
         host = next(h for h in self.target.hosts(HostRole.ETCD) if url == self.target.etcd_url(h))
-        if not self.target.component_healthy(Component.ETCD, host):
+        if not self.target.health.component_healthy(Component.ETCD, host):
             raise requests.ConnectionError(f"etcd on {host} does not answer")
         members = model["etcd_members"]  # host -> member id
         if path == "/v3/maintenance/status":
@@ -87,6 +87,6 @@ class FakeEtcd(EtcdClient):
     def versions(self, url: str, timeout: float = 2.0) -> tuple[str, str] | None:
         host = next(h for h in self.target.hosts(HostRole.ETCD) if url == self.target.etcd_url(h))
         release = self.target.running_version("etcd", host)
-        if release is None or not self.target.component_healthy(Component.ETCD, host):
+        if release is None or not self.target.health.component_healthy(Component.ETCD, host):
             return None
         return f"{release.major}.{release.minor}.{release.patch}", self.cluster_version(self.target.model())

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.fake.clients import FakeApi, FakeEtcd
+from harness.backends.fake.health import ModelHealth
 from harness.backends.fake.keeper import FakeKeeper
 from harness.backends.fake.network import ModelNetwork
 from harness.backends.fake.power import ModelPower
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
 from harness.target.hosts import Ran
-from harness.target.protocol import LEASES, HostRole, Target, component_name
+from harness.target.health import LEASES
+from harness.target.protocol import HostRole, Target, component_name
 from harness.toolchain.versions import ETCD_VERSION, Version
 from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
@@ -46,14 +48,16 @@ class FakeTarget(Target):
         self.topology = load_topology(self.run_dir / "topology.yaml")
 
     # What the model models: every fault's operations, not what only a real cluster has (its supervisor's record, its
-    # files, pods, hollow nodes, iperf3, a shape that changes); the network and whole hosts are its parts'
+    # files, pods, hollow nodes, iperf3, a shape that changes); the network, whole hosts and the load balancer's view
+    # are its parts'
     CAPABILITIES = frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
                                             Capability.HOST_BANDWIDTH, Capability.PODS, Capability.NODES,
                                             Capability.STATIC_PODS,
                                             Capability.SCALE, Capability.NODE_POWER, Capability.NODE_DISCONNECT,
-                                            Capability.NETWORK, Capability.SHAPE}
+                                            Capability.NETWORK, Capability.SHAPE, Capability.LB_ADMIN}
     NETWORK = ModelNetwork
     POWER = ModelPower
+    HEALTH = ModelHealth
 
     # ---- the model -----------------------------------------------------------------------------
 
@@ -236,11 +240,6 @@ class FakeTarget(Target):
 
         return {h: parse_flags(self.running_command_line(component, h)[1:]) for h in self.component_hosts(component)}
 
-    def component_healthy(self, component: Component | str, host: str) -> bool:
-        model = self.model()
-        entry = self.entry(model, component, host)
-        return entry["pid"] is not None and entry["state"] == "R" and self.model_host_on(model, host)
-
     def load_balancer_check(self) -> HealthCheck:
         return self.topology.load_balancer.health_check
 
@@ -258,26 +257,7 @@ class FakeTarget(Target):
     def link(self, host: str) -> str:
         return "eth0"
 
-    # ---- health --------------------------------------------------------------------------------
-
-    def problems(self) -> list[str]:
-        model = self.model()
-        found = [f"{key} unhealthy" for key, entry in model["components"].items()
-                 if entry["pid"] is None or entry["state"] != "R" or entry["held"] or entry["override"]]
-        found += [f"host {name} {host['power']}" for name, host in model["hosts"].items() if host["power"] != "on"]
-        found += [f"host {name} disconnected" for name, host in model["hosts"].items() if not host["connected"]]
-        found += [f"{len(host['rules'])} fault rules on {name}" for name, host in model["hosts"].items() if host["rules"]]
-        found += [f"link of {name} shaped" for name, host in model["hosts"].items()
-                  if host["link"] != self.topology.network.link_rate_mbit]
-        found += [f"etcd member {h} removed" for h in self.hosts(HostRole.ETCD) if h not in model["etcd_members"]]
-        return found
-
-    def lease_host(self, identity: str) -> str:
-        return identity.split("_", 1)[0]
-
-    def lb_server_states(self) -> dict[str, str]:
-        return {h: "UP" if self.component_healthy(Component.APISERVER, h) else "DOWN"
-                for h in self.component_hosts(Component.APISERVER)}
+    # ---- what faults leave -----------------------------------------------------------------------
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         done = []

@@ -73,7 +73,7 @@ class KindBackend(Backend):
                                      args=checkpointer.defect_args(topology.defects))
             for done in defects.apply(cluster):
                 tell(f"defect: {done}")
-            problems = cluster.problems_after(timeout_s)
+            problems = cluster.health.problems_after(timeout_s)
             if problems:
                 raise ClusterError(f"kind cluster {topology.name} not healthy {timeout_s:.0f}s after creation: "
                                    f"{'; '.join(problems)}{_kubelet_errors(cluster, problems)}",

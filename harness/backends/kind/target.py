@@ -18,7 +18,8 @@ import yaml
 from python_on_whales.exceptions import DockerException
 
 from harness.backends.docker.engine import client
-from harness.backends.kind import health, nodes, self_hosted, static_pods
+from harness.backends.kind import nodes, self_hosted, static_pods
+from harness.backends.kind.health import KindHealth
 from harness.backends.kind.cluster import cluster_name
 from harness.backends.kind.power import NodePower
 from harness.backends.kind.static_pods import ETCD_CLIENT_PORT
@@ -41,8 +42,6 @@ from harness.topology import Component, HealthCheck, unowned_address
 
 ROLES = {HostRole.CONTROLLER: "control-plane", HostRole.ETCD: "control-plane", HostRole.WORKER: "worker"}
 APISERVER_PORT = 6443  # kubeadm's default bind port in every control-plane node
-# kubeadm binds the controller-manager's and the scheduler's secure ports to 127.0.0.1: asked from inside the node
-LOCAL_HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
 # kubeadm's etcd CA, and the client pair it gives kube-apiserver (etcd has no auth: any client of its CA may write)
 ETCD_CREDENTIALS = {"etcd-ca.crt": "/etc/kubernetes/pki/etcd/ca.crt",
                     "etcd-client.crt": "/etc/kubernetes/pki/apiserver-etcd-client.crt",
@@ -73,6 +72,7 @@ class KindTarget(Target):
     CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.PODS,
                               Capability.NODES, Capability.STATIC_PODS, Capability.SELF_HOSTED})
     POWER = NodePower
+    HEALTH = KindHealth
 
     def bootstrap_apiserver(self) -> AbstractContextManager[None]:
         if not self.topology.kind.self_hosted:
@@ -260,18 +260,6 @@ class KindTarget(Target):
         except requests.RequestException:
             return False
 
-    def component_healthy(self, component: Component | str, host: str) -> bool:
-        """The apiserver's /readyz, etcd's status, the controller-manager's and the scheduler's /healthz (from
-        inside the node, with its curl)."""
-        name = static_pods.checked(component_name(component))
-        if name == "kube-apiserver":
-            return self.apiserver_ready(host)
-        if name == "etcd":
-            address = self.address(host)
-            return address is not None and self.etcd.status(f"https://{address}:{ETCD_CLIENT_PORT}", timeout=1.0) is not None
-        url = f"https://127.0.0.1:{LOCAL_HEALTH_PORTS[name]}/healthz"
-        return self.exec(host, ["curl", "-sk", "--max-time", "1", url], check=False).strip() == "ok"
-
     def _pod_restarts(self, component: Component | str, host: str) -> PodRestarts:
         name = component_name(component)
         pod = (self_hosted.pod_restarts(self, name, host)
@@ -321,14 +309,7 @@ class KindTarget(Target):
             return float(self.topology.defects.worker_link_mbit)
         return None
 
-    # ---- health --------------------------------------------------------------------------------
-
-    def problems(self) -> list[str]:
-        return health.problems(self)
-
-    def lease_host(self, identity: str) -> str:
-        """kubeadm's identities are '<node container>_<uuid>'; the short node name."""
-        return identity.split("_", 1)[0].removeprefix(f"{self.kind_name}-")
+    # ---- what faults leave -----------------------------------------------------------------------
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         """Every held manifest back, every crash loop ended, every overridden manifest restored, on every node (no

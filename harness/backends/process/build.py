@@ -167,15 +167,15 @@ def _wait_ready(cluster: ProcessTarget, timeout_s: float) -> None:
         if dead:  # nothing will bring it back: fail now rather than at the timeout
             raise ClusterError(f"{', '.join(dead)} exited during start-up and its restart policy is never",
                                "read the log lines below")
-        health = cluster.component_health(timeout=0.5)
+        health = cluster.health.component_health(timeout=0.5)
         pending = [cid for cid, ok in health.items() if not ok]
         if pending or not cluster.api.ready():
             return False
-        holders = cluster.lease_holders() if want_leases else {}
+        holders = cluster.health.lease_holders() if want_leases else {}
         unheld = [name for name, host in holders.items() if host is None]
         # every apiserver in rotation: /readyz through the LB answers as soon as one is, and a scenario that
         # starts while the LB still counts another's rise checks misjudges it (one rose for 30 s)
-        pending = [f"lease {name}" for name in unheld] + cluster.lb_problems()
+        pending = [f"lease {name}" for name in unheld] + cluster.health.lb_problems()
         return not pending
 
     if until(ready, timeout_s, 0.2).held:

@@ -10,18 +10,16 @@ import signal as signals
 from functools import cached_property
 from pathlib import Path
 
+from harness.backends.process.health import SupervisedHealth
 from harness.backends.process.membership import Membership
 from harness.backends.process.packages import install_release, installed_releases
 from harness.backends.process.processes import cmdline, pids_in_netns, send
 from harness.backends.process.supervised_keeper import SupervisedKeeper
 from harness.backends.process.supervisor import Control
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
-from harness.clients.haproxy_admin import server_states
-from harness.clients.health import probe
 from harness.clients.kubeapi import ApiClient
 from harness.components import ComponentSpec, Layout, specs_for
 from harness.components import etcd as etcd_component
-from harness.components import haproxy as haproxy_component
 from harness.components.flags import parse_flags
 from harness.errors import ClusterError, FaultError
 from harness.net.netns import assert_local, host_link, netns_name
@@ -53,8 +51,10 @@ class ProcessTarget(Membership, Target):
         self.topology = load_topology(self.run_dir / "topology.yaml")
         self.layout = layout_for(self.topology, self.run_dir)
 
+    HEALTH = SupervisedHealth
+
     CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.SUPERVISOR,
-                              Capability.LB_ADMIN, Capability.RUN_FILES, Capability.ETCD_DATA,
+                              Capability.RUN_FILES, Capability.ETCD_DATA,
                               Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH, Capability.RELEASES,
                               Capability.SCALE})
 
@@ -226,12 +226,6 @@ class ProcessTarget(Membership, Target):
             flags[host] = parse_flags(argv[1:])
         return flags
 
-    def component_healthy(self, component: Component | str, host: str) -> bool:
-        return self.pid(component, host) is not None and probe(self.spec(component, host).health, 0.5)
-
-    def component_health(self, timeout: float = 1.0) -> dict[str, bool]:
-        return {cid: probe(spec.health, timeout) for cid, spec in self.specs.items()}
-
     def events(self) -> list[dict]:
         path = self.supervisor_events()
         if not path.exists():
@@ -296,41 +290,7 @@ class ProcessTarget(Membership, Target):
     def baseline_link_mbit(self, host: str) -> float | None:
         return self.topology.network.link_rate_mbit
 
-    # ---- health --------------------------------------------------------------------------------
-
-    def problems(self) -> list[str]:
-        found = [f"{cid} unhealthy" for cid, ok in self.component_health().items() if not ok]
-        if not self.api.ready():
-            found.append("/readyz via the load balancer")
-        if self.topology.leader_election.enabled:
-            found += [f"lease {name} unheld" for name, host in self.lease_holders().items() if host is None]
-        return found + self.lb_problems()
-
-    def lb_problems(self) -> list[str]:
-        """Apiservers the load balancer does not (yet) mark UP. An apiserver can answer its own /readyz while
-        the LB still counts its rise checks, or still routes to it while it restarts (a restart shorter than
-        fall x inter); a test that starts then meets the stale routing (seen after a heal restarted every
-        apiserver: anonymous /readyz through the LB got 403 and TLS EOFs)."""
-        if self.topology.load_balancer_host is None or not self.topology.load_balancer.health_check.enabled:
-            return []  # without health checks HAProxy reports "no check": nothing to wait for
-        try:
-            states = self.lb_server_states()
-        except ClusterError as error:
-            return [f"load balancer state unreadable: {error}"]
-        return [f"load balancer marks {server} {state}" for server, state in states.items() if state != "UP"]
-
-    def lease_host(self, identity: str) -> str:
-        """Identities are '<hostname>_<uuid>', and the supervisor names each host's UTS namespace after it."""
-        return identity.split("_", 1)[0]
-
-    def lb_server_states(self) -> dict[str, str]:
-        lb = self.topology.load_balancer_host
-        if lb is None:
-            raise ClusterError(f"topology {self.topology.name} has no load balancer host",
-                               "add a host with roles: [loadbalancer] (clusters/ha3.yaml has one)")
-        controllers = set(self.hosts(HostRole.CONTROLLER))  # a spare host's server waits in maintenance
-        return {server: state for server, state in server_states(haproxy_component.admin_socket(self.layout, lb)).items()
-                if server in controllers}
+    # ---- what faults leave -----------------------------------------------------------------------
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:
         done = []

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from harness.backends.remote import host_journal, keepers, limits, promises
+from harness.backends.remote.health import InventoryHealth
 from harness.remote.credentials import ApiCredentials, api_credentials, load_pair
 from harness.backends.remote.links import OwnersLinks
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 INVENTORY = "topology.yaml"  # the run directory's copy of the inventory, its local paths made absolute
 APISERVER_PORT = 6443  # kube-apiserver's default --secure-port
-# the controller-manager's and the scheduler's default --secure-port, asked from inside their host
-HEALTH_PORTS = {"kube-controller-manager": 10257, "kube-scheduler": 10259}
 ROLES = {HostRole.CONTROLLER: InventoryRole.CONTROLLER, HostRole.ETCD: InventoryRole.ETCD}
 TOOL_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # a tool looked up on the hosts: iperf3, etcdctl
 
@@ -73,6 +72,7 @@ class RemoteTarget(Target):
     CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS,
                               Capability.HOST_BANDWIDTH, Capability.NODES, Capability.STATIC_PODS})
     NETWORK = OwnersLinks
+    HEALTH = InventoryHealth
 
     def describe(self) -> dict[str, str]:
         return super().describe() | {"target": self.name,
@@ -130,13 +130,13 @@ class RemoteTarget(Target):
     def apiserver(self, host: str) -> ApiClient:
         other = self.api.on_a_new_connection()
         try:
-            port = self._flags(Component.APISERVER, host).get("--secure-port", str(APISERVER_PORT))
+            port = self.flags_seen(Component.APISERVER, host).get("--secure-port", str(APISERVER_PORT))
         except (ClusterError, RemoteError):  # not running now (nor seen before): its default port
             port = str(APISERVER_PORT)
         other.endpoint = f"https://{self._address(host)}:{int(port)}"
         return other
 
-    def _flags(self, component: Component | str, host: str) -> dict[str, str]:
+    def flags_seen(self, component: Component | str, host: str) -> dict[str, str]:
         """The flags a component was last seen running with (kept: a read-only target changes none of them, and
         health checks ask for its ports on every poll)."""
         key = (component_name(component), host)
@@ -307,24 +307,6 @@ class RemoteTarget(Target):
         self.keeper(component).restore(host)
         self._seen_flags.pop((component_name(component), host), None)
 
-    def component_healthy(self, component: Component | str, host: str) -> bool:
-        """The apiserver's /readyz and etcd's status, asked directly; the controller-manager's and the
-        scheduler's /healthz from inside their host (they usually bind to loopback)."""
-        name = component_name(component)
-        try:
-            if name == Component.APISERVER.value:
-                return self.apiserver(host).ready()
-            if name == Component.ETCD.value:
-                return self.etcd.status(self.etcd_url(host), timeout=2.0) is not None
-            flags = self._flags(name, host)
-            port = int(flags.get("--secure-port", HEALTH_PORTS[name]))
-            address = flags.get("--bind-address", "127.0.0.1")
-            address = "127.0.0.1" if address in ("0.0.0.0", "::", "") else address
-            answer = self.exec(host, ["curl", "-sk", "--max-time", "2", f"https://{address}:{port}/healthz"], check=False)
-            return answer.strip() == "ok"
-        except (ClusterError, RemoteError):
-            return False
-
     # ---- what the configuration promises ----------------------------------------------------------
 
     def leader_election(self) -> LeaderElection:
@@ -357,35 +339,7 @@ class RemoteTarget(Target):
         raise ClusterError(f"no interface of {host} holds its inventory address {self._address(host)}",
                            "give the host's own address in the inventory")
 
-    # ---- health --------------------------------------------------------------------------------
-
-    def problems(self) -> list[str]:
-        found = []
-        for host in self.hosts():
-            for component in self.topology.components:
-                if host in self.component_hosts(component) and not self.component_healthy(component, host):
-                    found.append(f"{component.value}@{host} unhealthy")
-        if not self.api.ready(timeout=5.0):
-            found.append(f"/readyz via {self.topology.api_endpoint}")
-        found += [f"lease {name} unheld" for name, host in self.lease_holders().items() if host is None]
-        return found
-
-    @cached_property
-    def _hostnames(self) -> dict[str, str]:
-        """Each host's own hostname (what a lease holder's identity starts with) -> its inventory name."""
-        names = {}
-        for host in self.hosts(HostRole.CONTROLLER):
-            hostname = self.exec(host, ["hostname"], check=False).strip()
-            if hostname:
-                names[hostname] = host
-        return names
-
-    def lease_host(self, identity: str) -> str:
-        """Identities are '<hostname>_<uuid>'; the inventory may name the host otherwise."""
-        hostname = identity.split("_", 1)[0]
-        if hostname in self.hosts():
-            return hostname
-        return self._hostnames.get(hostname, hostname)
+    # ---- what faults leave -----------------------------------------------------------------------
 
     def sweep(self, keep: frozenset[str] = frozenset()) -> list[str]:  # no remote fault is unsafe to restore
         """Without a journal, on every host: each of its components' keepers undoes what a fault left (held
