@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def collect_only(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess:
     """`pytest ARGS --collect-only -q` from the repository's root, without the cache plugin, its Histories in a
-    temporary directory (collecting writes nothing there, but the option's default would name a new one)."""
+    temporary directory (a collection writes no run there, but the option's default would name a new one)."""
     with tempfile.TemporaryDirectory(prefix="quorum-collect-") as histories:
         return subprocess.run([sys.executable, "-m", "pytest", *args, "--collect-only", "-q", "-p", "no:cacheprovider",
                                "--history-dir", histories], cwd=ROOT, capture_output=True, text=True,

@@ -82,3 +82,18 @@ def test_a_scenario_declaring_a_measure_that_does_not_exist_stops_the_session_na
     assert out.returncode == 4, out.stdout + out.stderr
     assert "declares unknown measures ['availability']" in out.stderr and "availability_pct" in out.stderr
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_a_collection_writes_no_run_for_the_gate_to_find(tmp_path):
+    """`pytest scenarios --collect-only` judges nothing: it leaves no run.json or junit.xml, so `quorum gate` never
+    takes it for the newest run's results."""
+    suite = tmp_path / "scenarios" / "demo"
+    suite.mkdir(parents=True)
+    (suite / "test_demo.py").write_text(SCENARIOS)
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["fixtures.plugin"]\n')
+    histories = tmp_path / "histories"
+    out = subprocess.run([sys.executable, "-m", "pytest", "scenarios/demo", "--collect-only",
+                          f"--history-dir={histories}", "-p", "no:cacheprovider", "-q"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0 and "test_passes" in out.stdout, out.stdout + out.stderr
+    assert not histories.exists() or not any(histories.iterdir()), sorted(histories.iterdir())
