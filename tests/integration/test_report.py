@@ -3,6 +3,7 @@ of key material."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -152,6 +153,19 @@ def _main_job(tmp_path: Path, policy: Path) -> subprocess.CompletedProcess:
                           env={**os.environ, "QUORUM_REPORTS": str(tmp_path / "reports")})
 
 
+def _analyze_judges_the_run_again(histories: Path) -> None:
+    """`quorum analyze` on the main job's results: every checker the scenarios ran is run again on its History, with
+    the arguments the scenario gave it, and finds what it found then."""
+    runs = [d for d in histories.iterdir() if d.is_dir()]
+    assert len(runs) == 1, runs
+    again = subprocess.run([sys.executable, "-m", "harness.cli", "analyze", str(runs[0])], cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+    counts = re.search(r"(\d+) the same, (\d+) different, (\d+) cannot be re-judged", again.stdout)
+    assert again.returncode == 0 and counts, failure_excerpt(again)
+    same, different, cannot = map(int, counts.groups())
+    assert same > 0 and different == 0 and cannot == 0, again.stdout[-3000:]
+
+
 @pytest.mark.alone  # Chromium beside the lanes' cluster builds was too slow to show a page (see above)
 @pytest.mark.timeout(1800)
 def test_the_main_job_renders_its_report_with_the_gates_page_and_keeps_the_run_it_promoted(tmp_path):
@@ -170,6 +184,7 @@ def test_the_main_job_renders_its_report_with_the_gates_page_and_keeps_the_run_i
     assert "no earlier promoted run to compare with" in first.stdout, first.stdout[-3000:]
     assert len(promoted(tmp_path / "reports" / "promoted")) == 1
     assert not (tmp_path / "run" / "state.json").exists(), "the main job takes its cluster down"
+    _analyze_judges_the_run_again(tmp_path / "reports" / "histories")
     report = tmp_path / "reports" / "allure-report"
     assert secrets_in(report) == [] and "googletagmanager" not in (report / "index.html").read_text()
     requests: list[str] = []
