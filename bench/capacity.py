@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, write_results  # noqa: E402
+from common import ROOT, run_count, write_results  # noqa: E402
 
 SCENARIO = ("scenarios/load/test_capacity.py::"
             "test_the_control_plane_carries_the_expected_load_with_headroom_also_with_its_busiest_apiserver_down")
@@ -59,10 +59,8 @@ def one_run(index: int, scratch: Path) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=run_count, default=3)
     args = parser.parse_args()
-    if not 1 <= args.runs <= 10:
-        parser.error("--runs must be between 1 and 10")
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="quorum-bench-capacity-") as scratch:
         for index in range(args.runs):

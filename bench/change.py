@@ -19,7 +19,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import ROOT, spread, write_results  # noqa: E402
+from common import ROOT, run_count, spread, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
 from harness.change.runner import CHANGE_STEP  # noqa: E402
@@ -59,11 +59,9 @@ def change(work: Path, name: str, plan: dict, backend: str) -> History:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--to", default=UPGRADE_TO)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=run_count, default=3)
     parser.add_argument("--backend", default="process", choices=("process", "docker"))
     args = parser.parse_args()
-    if not 1 <= args.runs <= 10:
-        parser.error("--runs must be between 1 and 10")
     try:
         to = str(kubernetes_version(args.to))
     except QuorumError as error:

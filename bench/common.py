@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import os
@@ -13,6 +14,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 BENCHMARKS_MD = ROOT / "docs" / "benchmarks.md"
+
+
+MAX_RUNS = 10  # every bench loop is bounded: a run of a bench script is at most this many clusters' work
+
+
+def run_count(value: str) -> int:
+    """argparse's type for --runs: a whole number from 1 to MAX_RUNS, refused with the bounds otherwise."""
+    try:
+        runs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= runs <= MAX_RUNS:
+        raise argparse.ArgumentTypeError(f"{runs} is outside 1..{MAX_RUNS}")
+    return runs
 
 
 def machine() -> str:

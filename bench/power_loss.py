@@ -21,7 +21,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import ROOT, write_results  # noqa: E402
+from common import ROOT, run_count, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
 from harness.clients import checkpoints  # noqa: E402
@@ -67,10 +67,8 @@ def row(how: str, what: str, seconds: list[float]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=run_count, default=3)
     args = parser.parse_args()
-    if not 1 <= args.runs <= 10:
-        parser.error("--runs must be between 1 and 10")
     rows = []
     with tempfile.TemporaryDirectory(prefix="quorum-bench-power-") as scratch:
         for how, topology in (("the checkpointer's copy (self-hosted)", SELF_HOSTED),

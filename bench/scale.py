@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import ROOT, TIMING_COLUMNS, spread, write_results  # noqa: E402
+from common import ROOT, TIMING_COLUMNS, run_count, spread, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
 from harness.faults import JoinControllers, Nemesis, RetireControllers  # noqa: E402
@@ -35,11 +35,9 @@ def steps(fault, since: float, into: dict[str, list[float]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=run_count, default=3)
     parser.add_argument("--topology", default=str(ROOT / "clusters" / "ha3-scale.yaml"))
     args = parser.parse_args()
-    if not 1 <= args.runs <= 10:
-        parser.error("--runs must be between 1 and 10")
     timings: dict[str, list[float]] = {"join two": [], "retire two": [], "heal both": []}
     step_s: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="quorum-bench-scale-") as scratch:

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import ROOT, TIMING_COLUMNS, spread, write_results  # noqa: E402
+from common import ROOT, TIMING_COLUMNS, run_count, spread, write_results  # noqa: E402
 
 from harness.backends import registry  # noqa: E402
 from harness.errors import QuorumError  # noqa: E402
@@ -29,12 +29,10 @@ from harness.wait import eventually  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--to", default=UPGRADE_TO)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=run_count, default=3)
     parser.add_argument("--backend", default="process", choices=("process", "docker"))
     parser.add_argument("--topology", default=str(ROOT / "clusters" / "ha3.yaml"))
     args = parser.parse_args()
-    if not 1 <= args.runs <= 10:
-        parser.error("--runs must be between 1 and 10")
     try:
         to = Version.parse(str(kubernetes_version(args.to)))
     except QuorumError as error:
