@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The set-up-free entry points of the README:
 #   ./run.sh scenarios   the main job: the scenario suites against the default topology
-#   ./run.sh tests       Quorum's own tests (what CI runs; --deep: the deep tier too)
-#   ./run.sh nightly     the deep tier, the suites in the nightly profile, and the repeat bench for a bounded time
+#   ./run.sh tests       Quorum's own tests: presubmit, what CI runs (--deep: the deep tier, the tests CI skips)
+#   ./run.sh nightly     both tiers, the suites in the nightly profile, and the repeat bench for a bounded time
 # Each installs what it needs: Debian packages, a Python virtualenv (cached by the hash of the dependency list in
 # pyproject.toml), and the toolchain (Kubernetes built from the Go module proxy, cached by version).
 # Extra arguments go to pytest.
@@ -60,11 +60,12 @@ quorum toolchain install
 quorum toolchain install --upgrade-target  # the release the lifecycle suite upgrades to (its control plane)
 
 if [ "$job" = nightly ]; then
-  # one command for the night (docs/ci.md): the deep tier of Quorum's own tests, the suites in the nightly profile
+  # one command for the night (docs/ci.md): both tiers of Quorum's own tests, the suites in the nightly profile
   # judged and reported, then the repeat bench (the false-alarm rate) for at most QUORUM_NIGHTLY_REPEAT_HOURS. The
   # nightly reports go to their own directory, so that the report's trends run across nights.
   export QUORUM_REPORTS="${QUORUM_REPORTS:-reports/nightly}"
   failed=0
+  "$0" tests || failed=$?
   "$0" tests --deep || failed=$?
   "$0" scenarios --profile nightly "$@" || failed=$?
   python bench/repeat.py scenarios/etcd scenarios/leader_election scenarios/self_healing --runs 5 \

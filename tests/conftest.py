@@ -189,28 +189,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--alone", action="store_true",
                      help="run only the tests marked alone (run.sh runs them after the two parallel lanes)")
     parser.addoption("--deep", action="store_true",
-                     help="also run the tests marked deep (`./run.sh tests --deep`, nightly): re-proofs that CI skips")
+                     help="run only the tests marked deep, the deep tier (`./run.sh tests --deep`, nightly): what CI skips")
+    parser.addoption("--every-tier", action="store_true",
+                     help="keep the tests of both tiers, none skipped for its tier (tests/tiers.py reads every proof)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # registered here, not in pyproject.toml: run.sh keys the virtualenv by that file's hash
     config.addinivalue_line("markers", "deep(reason): re-proves what a test CI runs already proves (on the other "
-                                       "backend, or at another level); runs with --deep, skipped with the reason otherwise")
+                                       "backend, or at another level); runs only with --deep, skipped with the reason otherwise")
     config.addinivalue_line("markers", "proof(Proof): the verdicts a test proves, in its tier (tests/tiers.py)")
     _DEEP_RUN[0] = bool(config.getoption("--deep"))
 
 
+def deep_reason(item: pytest.Item) -> str | None:
+    """The reason of a test marked deep (what presubmit proves instead), None for a presubmit test; a deep marker
+    without its reason is a usage error."""
+    marker = item.get_closest_marker("deep")
+    if marker is None:
+        return None
+    if not marker.args:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.deep needs its reason, "
+                                "e.g. @pytest.mark.deep(\"what already proves it in CI\")")
+    return str(marker.args[0])
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # CI's run stays well under its 45 minutes: a deep test re-proves, at several minutes' cost, what a test that
-    # CI runs already proves (the same scenario on a twin of the other backend, a fault inside a scenario)
-    if not config.getoption("--deep"):
-        for item in items:
-            marker = item.get_closest_marker("deep")
-            if marker is not None and not marker.args:
-                raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.deep needs its reason, "
-                                        "e.g. @pytest.mark.deep(\"what already proves it in CI\")")
-            if marker is not None:
-                item.add_marker(pytest.mark.skip(reason=f"deep, runs with --deep (nightly): {marker.args[0]}"))
+    # The tiers hold disjoint tests (docs/ci.md): presubmit skips a deep test with its reason, which says what CI
+    # proves instead; the deep tier holds the rest and runs only that, since every landing's CI has run presubmit's
+    # tests already (./run.sh nightly runs both).
+    deep = bool(config.getoption("--deep"))
+    every_tier = bool(config.getoption("--every-tier"))
+    not_in_this_tier = []
+    for item in items:
+        if every_tier or not item.nodeid.startswith("tests/"):
+            continue  # a scenario has no tier: Quorum's own tests do
+        reason = deep_reason(item)
+        if reason is not None and not deep:
+            item.add_marker(pytest.mark.skip(reason=f"deep, runs with --deep (nightly): {reason}"))
+        elif reason is None and deep:
+            not_in_this_tier.append(item)
+    if not_in_this_tier:
+        config.hook.pytest_deselected(items=not_in_this_tier)
+        left = {id(item) for item in not_in_this_tier}
+        items[:] = [item for item in items if id(item) not in left]
     in_a_lane = hasattr(config, "workerinput")  # an xdist worker: the other lane runs at the same time
     only_alone = config.getoption("--alone")
     keep, left_out = [], []

@@ -187,7 +187,7 @@ def collect() -> Ledger:
     collector = _Collector()
     with tempfile.TemporaryDirectory(prefix="quorum-tiers-") as histories:
         code = pytest.main(["scenarios", "tests/integration", "--collect-only", "-q", "-p", "no:cacheprovider",
-                            "--history-dir", histories, "--deep"], plugins=[collector])
+                            "--history-dir", histories, "--every-tier"], plugins=[collector])
     if code != 0:
         raise RuntimeError(f"collecting scenarios/ and tests/integration/ failed (pytest exit {code})")
     scenario_items = [item for item in collector.items if item.nodeid.startswith("scenarios/")]
