@@ -146,3 +146,18 @@ def test_the_background_lanes_twins_are_failure_proofs_of_the_process_backend_an
     assert twin_of(f"{TWINS}::test_the_suite_fails_on_its_broken_twin[kind-restart-never:static_pods]") == \
         "kind-restart-never"
     assert twin_of("tests/unit/test_topology.py::test_x") is None
+
+
+def test_the_deep_tier_holds_only_the_tests_presubmit_skips_and_every_tier_holds_both():
+    """`--deep` runs the deep tier alone: every test it collects is marked deep, and every deep test is one of them;
+    presubmit collects the rest (the deep ones skipped with their reason at run time); `--every-tier` keeps both for
+    tests/tiers.py. Collected over tests/integration/, where the deep tests are."""
+    deep = collect_only("tests/integration", "--deep")
+    marked = collect_only("tests/integration", "-m", "deep", "--every-tier")
+    everything = collect_only("tests/integration", "--every-tier")
+    presubmit = collect_only("tests/integration")
+    for result in (deep, marked, everything, presubmit):
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    in_deep, deep_marked = set(node_ids(deep)), set(node_ids(marked))
+    assert in_deep and in_deep == deep_marked
+    assert set(node_ids(everything)) == set(node_ids(presubmit)) and deep_marked < set(node_ids(everything))
