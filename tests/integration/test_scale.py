@@ -1,14 +1,13 @@
 """Control-plane scale on the process backend (clusters/ha3-scale.yaml: three controllers and two spare hosts; issue
 #24). The scale suite passes on it, run as a user runs it, and the nemesis puts the cluster back in its built shape;
 a harness killed with SIGKILL after a join leaves a journal from which `quorum heal` retires the joined host again;
-and with the defect of the scale twin scale-voter-first switched on (members added as voters before they run), the
-suite fails for the twin's reason on this cluster.
+and with the defect of a scale twin switched on (scale-member-first: members removed before their apiservers stop
+serving; scale-voter-first: members added as voters before they run), the suite fails for the twin's reason on this
+cluster (each twin's own build is its nightly re-proof).
 
 Presubmit's smoke is the same suite on a copy of ha3-scale with one spare host (one joins, then the etcd leader's
-host leaves: every step of the mechanism, at half the time) and the voter-first twin on it; the two-spare scale and
-the killed join run in the deep tier. The member-first twin (members removed before their apiservers stop serving)
-is proven by its own build on the docker backend, in the deep tier (test_defect_twins.py): a second proof here cost
-the process lane ~5 minutes (docs/ci.md)."""
+host leaves: every step of the mechanism, at half the time) and the voter-first twin on it; the two-spare scale, the
+killed join and the member-first twin run in the deep tier."""
 
 import signal
 import subprocess
@@ -132,6 +131,14 @@ def test_a_join_killed_with_sigkill_is_undone_by_quorum_heal(ha3_scale):
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert healed.returncode == 0 and "healed join-controllers" in healed.stdout, healed.stdout + healed.stderr
     _in_built_shape(ha3_scale.run_dir)
+
+
+@fails("process", SCALE, "scale-member-first")
+@pytest.mark.deep(f"{TWO_SPARES}; this fails the scale-down with the member-first twin's order (~3 min)")
+def test_the_same_cluster_removing_members_first_fails_for_the_twins_reason(ha3_scale, tmp_path):
+    """scale-member-first's defect switched on (members removed while their apiservers still serve): the scale stops
+    at the first removal, for the twin's reason."""
+    _fails_with_the_twins_defect(ha3_scale.run_dir, tmp_path, "scale-member-first")
 
 
 def _fails_with_the_twins_defect(run_dir, tmp_path, twin: str, spares: tuple[str, ...] = ("c4", "c5")) -> None:
