@@ -22,7 +22,10 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.objectives.policy import Objectives
 
 
 class Outcome(str, Enum):
@@ -72,8 +75,11 @@ def now() -> float:
 class History:
     """Append-only record of a test. Thread-safe; every record is flushed to disk as it is written."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, objectives: Objectives | None = None) -> None:
         self.path = path
+        # what its measurements are judged against (the session's policy, `pytest --policy`; the defaults when the
+        # History is not a session's)
+        self._objectives = objectives
         self.ops: list[Op] = []
         self.events: list[Event] = []
         self._lock = threading.Lock()
@@ -81,6 +87,15 @@ class History:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = path.open("a", buffering=1)  # line-buffered: a crash loses at most a partial line
+
+    @property
+    def objectives(self) -> Objectives:
+        """The objectives this History's measurements are judged against: its session's policy, or the defaults."""
+        if self._objectives is None:
+            from harness.objectives.policy import Objectives  # the record itself needs no policy to be read
+
+            self._objectives = Objectives()
+        return self._objectives
 
     # ---- writing -------------------------------------------------------------------------------
 

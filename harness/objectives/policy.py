@@ -63,24 +63,3 @@ class Objectives(BaseModel):
         if isinstance(value, dict):
             return value.get(subject or "")
         return float(value)
-
-
-_active: Objectives | None = None
-_active_load: ExpectedLoad | None = None
-
-
-def set_active(objectives: Objectives | None, expected_load: ExpectedLoad | None = None) -> None:
-    """The objectives `pytest --policy` judges scenarios by, and the production load its policy declares (the plugin
-    sets them once per session)."""
-    global _active, _active_load
-    _active, _active_load = objectives, expected_load
-
-
-def active() -> Objectives:
-    """The session's objectives: the policy's, or the defaults when no --policy was given."""
-    return _active if _active is not None else Objectives()
-
-
-def active_expected_load() -> ExpectedLoad:
-    """The production load the session's policy declares (`expected_load:`), or its default."""
-    return _active_load if _active_load is not None else ExpectedLoad()

@@ -13,7 +13,7 @@ from harness.history import History
 from harness.objectives.catalog import configured_bound
 from harness.objectives.judge import meets
 from harness.objectives.measurement import Measurement
-from harness.objectives.policy import active
+from harness.objectives.policy import Objectives
 from harness.target.protocol import Target, Unsupported, split_id
 from harness.topology import Component
 from harness.wait import until
@@ -233,7 +233,8 @@ def wait_recorded(history: History, event: str, predicate, timeout_s: float, *, 
 def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
           measures: Iterable[Measurement] = ()) -> list[Verdict]:
     """Record verdicts and measurements in the History (so the gate and the report can read them) and attach them.
-    Each measurement is also judged against its objective (the session's policy, or the defaults): the verdicts
+    Each measurement is also judged against its objective (history.objectives: the session's policy, or the
+    defaults): the verdicts
     returned are the scenario's own, which judge the cluster by its configuration, and one per measurement, which
     judges it by what the user needs."""
     try:
@@ -241,7 +242,7 @@ def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
     except ImportError:  # pragma: no cover - allure-pytest is a dependency
         allure = None
     measures = list(measures)
-    verdicts = (*verdicts, *(meets(m, active()) for m in measures))
+    verdicts = (*verdicts, *(meets(m, history.objectives) for m in measures))
     for measurement in measures:
         history.event("measure", **measurement.record())
     for verdict in verdicts:
@@ -256,17 +257,18 @@ def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
         text += "\n\nmeets the objective:\n" + "\n".join(needed or ["(nothing measured)"])
         allure.attach(text, name="verdicts", attachment_type=allure.attachment_type.TEXT)
         summary = {v.checker: {"status": v.status.value, **v.figures} for v in verdicts if v.checker != "objective"}
-        summary |= {f"objective {m.label}": {"value": m.value, "objective": active().for_measure(m.name, m.subject),
+        summary |= {f"objective {m.label}": {"value": m.value, "objective": history.objectives.for_measure(m.name, m.subject),
                                              "configuration": m.bound} for m in measures}
         allure.attach(json.dumps(summary | (figures or {}), indent=1, default=str), name="figures",
                       attachment_type=allure.attachment_type.JSON)
     return list(verdicts)
 
 
-def allowed_s(name: str, cluster: Target) -> float:
+def allowed_s(name: str, cluster: Target, objectives: Objectives) -> float:
     """How long a scenario waits for, and allows, the measure `name`: what the cluster's own configuration promises
     (harness/objectives/bounds.py), or where it promises nothing (a load balancer that checks nothing) or does not
-    say (an inventory that states no health check) the objective, what the user needs. The measure's record keeps
+    say (an inventory that states no health check) the objective, what the user needs (`objectives`: the session's,
+    the `objectives` fixture). The measure's record keeps
     the configured bound apart (None there)."""
     try:
         bound = configured_bound(name, cluster)
@@ -274,13 +276,13 @@ def allowed_s(name: str, cluster: Target) -> float:
         bound = None
     if bound is not None:
         return bound
-    objective = active().for_measure(name)
+    objective = objectives.for_measure(name)
     if objective is None:  # only a measure kept per subject has none, and none of those is judged this way
         raise ValueError(f"{name} is kept per subject: allowed_s cannot say which subject's objective applies")
     return objective
 
 
-def lb_takes_back_s(cluster: Target) -> float:
+def lb_takes_back_s(cluster: Target, objectives: Objectives) -> float:
     """How long the load balancer takes to send clients to an apiserver again once it is ready: its checks' rise as
     the configuration states them (harness/thresholds.py), or, where the configuration is someone else's and says
     nothing (an inventory without load_balancer.health_check), the lb_detection_s objective: the time the user
@@ -290,7 +292,7 @@ def lb_takes_back_s(cluster: Target) -> float:
     try:
         return lb_rise_s(cluster.load_balancer_check())
     except Unsupported:
-        return active().for_measure("lb_detection_s")
+        return objectives.for_measure("lb_detection_s")
 
 
 def explain_all(verdicts: list[Verdict]) -> str:

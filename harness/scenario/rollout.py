@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from harness.objectives.policy import Objectives
 from harness.faults import ModifyFlags, Nemesis
 from harness.faults.component import ComponentFault
 from harness.target.protocol import HostRole, Target, split_id
@@ -121,8 +122,9 @@ def roll_back(cluster: Target, nemesis: Nemesis, result: RolloutResult, *, ready
     return all_ready
 
 
-def settle(cluster: Target, prober) -> None:
-    """After a rolling change, before judging: the LB has seen the last restarted apiserver up (its rise checks),
-    and the prober's availability window is long enough to judge."""
-    time.sleep(lb_takes_back_s(cluster) + 1)
+def settle(cluster: Target, prober, objectives: Objectives) -> None:
+    """After a rolling change, before judging: the LB has seen the last restarted apiserver up (its rise checks, or
+    where the configuration states none the objective), and the prober's availability window is long enough to
+    judge."""
+    time.sleep(lb_takes_back_s(cluster, objectives) + 1)
     time.sleep(max(0.0, prober.started_at + AVAILABILITY_MIN_WINDOW_S - time.monotonic()))

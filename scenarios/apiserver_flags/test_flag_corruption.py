@@ -83,7 +83,7 @@ UP_WITHIN_S = STARTUP_ALLOWANCE_S[Component.APISERVER]
 @pytest.mark.parametrize("corruption", ["unknown-flag", "wrong-etcd-endpoint", "missing-certificate"])
 @pytest.mark.measures("lb_detection_s", "availability_pct")
 def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_connection_prober, lb_routes, history,
-                                                         corruption):
+                                                         corruption, objectives):
     """Restart one apiserver with a bad flag. From the SIGTERM on it fails /readyz (ANCHORS: at once when shutdown
     starts, then because it never becomes ready); the load balancer takes it out of rotation (seen from outside,
     and where its admin interface is reachable marked DOWN there, watched from before the fault) within its
@@ -96,7 +96,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
-    detection_max_s = allowed_s("lb_detection_s", cluster)
+    detection_max_s = allowed_s("lb_detection_s", cluster, objectives)
     wait_seen_in_rotation(history, host, UP_WITHIN_S)
     with (watching_lb_takes_out(cluster, history, host, timeout_s=detection_max_s + 5.0,
                                 up_within_s=UP_WITHIN_S) as taken_out_at,
@@ -106,7 +106,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
         time.sleep(max(0.0, steady[1] - time.monotonic()))
         broken_ready = cluster.apiserver(host).ready()
     restored = until(cluster.apiserver(host).ready, STARTUP_ALLOWANCE_S[Component.APISERVER], 0.2).held
-    time.sleep(lb_takes_back_s(cluster) + 1)
+    time.sleep(lb_takes_back_s(cluster, objectives) + 1)
     whole = availability(history)
     detection, detected = judged_detection(cluster, history, host, detection_max_s, "lb_detection_s")
     steady_api = availability(history, threshold_pct=AVAILABILITY_PCT, window=steady)
@@ -123,7 +123,7 @@ def test_one_apiserver_with_a_bad_flag_is_routed_around(cluster, nemesis, new_co
 @pytest.mark.destructive
 @pytest.mark.measures("lb_detection_s", "availability_pct")
 def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(cluster, nemesis, rolling_change_prober,
-                                                                             lb_routes, history):
+                                                                             lb_routes, history, objectives):
     """Roll a bad --etcd-servers across the apiservers with a readiness gate. The first apiserver does not
     become ready, so it is rolled back and no other apiserver is touched: the API never loses all of its
     backends. The LB marks the broken one DOWN within its detection time (as in the scenario above), and from
@@ -131,7 +131,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
     that moment to the end (at least 60 s of probing, see harness/thresholds.py; the whole-window figure, which
     includes the detection time, is reported)."""
     first = cluster.hosts(HostRole.CONTROLLER)[0]
-    detection_max_s = allowed_s("lb_detection_s", cluster)
+    detection_max_s = allowed_s("lb_detection_s", cluster, objectives)
     wait_seen_in_rotation(history, first, UP_WITHIN_S)
     started = time.monotonic()
     with watching_lb_takes_out(cluster, history, first, timeout_s=detection_max_s + 5.0,
@@ -139,7 +139,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
         result = rolling_flag_change(cluster, nemesis, {"--etcd-servers": cluster.unanswered_etcd_url()},
                                      ready_timeout_s=changed_ready_within_s(cluster))
         routed_around = every_client_routed_around_from(cluster, taken_out_at(), detection_max_s)
-    time.sleep(lb_takes_back_s(cluster) + 1)
+    time.sleep(lb_takes_back_s(cluster, objectives) + 1)
     observe_at_least(rolling_change_prober)
     whole = availability(history, f="api.get")
     detection, detected = judged_detection(cluster, history, first, detection_max_s, "lb_detection_s")
@@ -157,7 +157,7 @@ def test_a_rolling_bad_change_stops_at_the_first_apiserver_and_rolls_it_back(clu
 @pytest.mark.destructive
 @pytest.mark.measures("availability_pct")
 def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster, nemesis, rolling_change_prober,
-                                                                     history):
+                                                                     history, objectives):
     """Roll a harmless flag change (--max-requests-inflight) across every apiserver, one at a time with the
     readiness gate, then roll it back the same way: it completes everywhere, every apiserver is ready again
     after the rollback, and the API stays >= 99.5 % available throughout (over at least 60 s, probed fast enough
@@ -167,9 +167,9 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
     ready_timeout_s = changed_ready_within_s(cluster)
     result = rolling_flag_change(cluster, nemesis, {"--max-requests-inflight": "300"}, ready_timeout_s=ready_timeout_s)
     changed = list(result.changed)
-    time.sleep(lb_takes_back_s(cluster) + 1)
+    time.sleep(lb_takes_back_s(cluster, objectives) + 1)
     rolled_back = roll_back(cluster, nemesis, result, ready_timeout_s=ready_timeout_s)
-    time.sleep(lb_takes_back_s(cluster) + 1)
+    time.sleep(lb_takes_back_s(cluster, objectives) + 1)
     observe_at_least(rolling_change_prober)
     api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT)
     routed = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT, new_connections=True)
@@ -183,7 +183,8 @@ def test_a_rolling_good_change_reaches_every_apiserver_without_an_outage(cluster
 
 @pytest.mark.destructive
 @pytest.mark.measures("lb_detection_hung_s", "availability_pct")
-def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connection_prober, lb_routes, history):
+def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connection_prober, lb_routes, history,
+                                                   objectives):
     """SIGSTOP one apiserver: its listening socket still completes every TCP handshake (the kernel does), but
     nothing answers, neither requests nor the load balancer's checks. The LB marks it DOWN within its worst-case
     detection time for a hung server (each failing check lasts its whole timeout) and within the
@@ -192,7 +193,7 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
     if len(cluster.hosts(HostRole.CONTROLLER)) < 2:
         lacks("two-apiservers", "one apiserver: there is nothing to route around it to")
     host = cluster.hosts(HostRole.CONTROLLER)[0]
-    bound = allowed_s("lb_detection_hung_s", cluster)
+    bound = allowed_s("lb_detection_hung_s", cluster, objectives)
     wait_seen_in_rotation(history, host, UP_WITHIN_S)
     with (watching_lb_takes_out(cluster, history, host, timeout_s=bound + 5.0, up_within_s=UP_WITHIN_S)
           as taken_out_at, nemesis.fault(Pause(component=f"kube-apiserver@{host}"))):
@@ -200,7 +201,7 @@ def test_a_hung_apiserver_is_taken_out_of_rotation(cluster, nemesis, new_connect
         steady = (start, start + STEADY_S)
         time.sleep(max(0.0, steady[1] - time.monotonic()))
     restored = until(cluster.apiserver(host).ready, STARTUP_ALLOWANCE_S[Component.APISERVER], 0.2).held
-    time.sleep(lb_takes_back_s(cluster) + 1)
+    time.sleep(lb_takes_back_s(cluster, objectives) + 1)
     detection, detected = judged_detection(cluster, history, host, bound, "lb_detection_hung_s")
     steady_api = availability(history, threshold_pct=AVAILABILITY_PCT, window=steady)
     verdicts = judge(history, *detection, steady_api,

@@ -61,7 +61,7 @@ def current_releases(history) -> dict[str, str]:
 @pytest.mark.measures("availability_pct", "lost_writes", "lease_failover_s")
 def test_the_change_keeps_the_api_the_writes_and_the_leaders_and_ends_on_its_releases(
         cluster, change, nemesis, rolling_change_prober, etcd_writer, kube_writer, leases, release_watcher, history,
-        steady_load, quorum_settings):
+        steady_load, quorum_settings, objectives):
     """Run the change's steps in order, each within its budget and all within the change's. Judged, each against
     its objective: reads through the LB stay >= 99.5 % available and no acknowledged write (API or etcd) is lost;
     neither controller lease goes longer without a renewal than a leader failover; at every observation the
@@ -99,7 +99,7 @@ def test_the_change_keeps_the_api_the_writes_and_the_leaders_and_ends_on_its_rel
                        ends_on_releases(history, expected=_releases(before))]
     ended = time.monotonic()
     achieved = steady_load.stop() if steady_load is not None else None
-    settle(cluster, rolling_change_prober)
+    settle(cluster, rolling_change_prober, objectives)
     etcd_writer.stop()
     kube_writer.stop()
     leaders = continuity(history, started, ended, bound)

@@ -8,7 +8,6 @@ import pytest
 
 from harness.components.leader_elected import LEADER_ELECTION_DEFAULTS
 from harness.components.flags import go_duration_s
-from harness.objectives.policy import active
 from harness.objectives.bounds import (WRITER_TIMEOUT_S, etcd_leader_change_bound_s, lb_detection_bound_s,
                                        leader_failover_bound_s, leader_give_up_bound_s)
 from harness.target.protocol import Unsupported
@@ -25,24 +24,23 @@ def _promises(bound: float, objective: float) -> bool:
 
 @pytest.mark.parametrize("component", [Component.ETCD, Component.APISERVER, Component.CONTROLLER_MANAGER,
                                        Component.SCHEDULER], ids=lambda c: c.value)
-def test_the_restart_back_off_promises_the_time_to_healthy_objective(cluster, component):
+def test_the_restart_back_off_promises_the_time_to_healthy_objective(cluster, component, objectives):
     """A killed component is back within its restart back-off and start-up allowance (the cluster's self-healing:
     a supervisor's policy, a kubelet's crash back-off); that must fit the time_to_healthy_s objective."""
     try:
         promised = cluster.restart_budget_s(component)
     except Unsupported as unknown:  # e.g. a remote target whose inventory names no keeper Quorum can read
         lacks("restart-promise", f"{unknown.problem} (fix: {unknown.fix})")
-    objective = active().for_measure("time_to_healthy_s", component.value)
+    objective = objectives.for_measure("time_to_healthy_s", component.value)
     assert _promises(promised, objective), (
         f"{component.value}: its restart back-off and start-up allowance promise {promised:.1f} s back to healthy, "
         f"over the time_to_healthy_s objective of {objective:g} s")
 
 
 @pytest.mark.parametrize("component", [Component.CONTROLLER_MANAGER, Component.SCHEDULER], ids=lambda c: c.value)
-def test_the_lease_timings_promise_the_failover_and_give_up_objectives(cluster, component):
+def test_the_lease_timings_promise_the_failover_and_give_up_objectives(cluster, component, objectives):
     """The running lease timings bound how soon a standby takes a dead leader's lease (lease + jittered retries)
     and how soon a frozen leader gives up (renew deadline + a retry): both must fit their objectives."""
-    objectives = active()
     for host, flags in cluster.live_flags(component).items():
         running = LEADER_ELECTION_DEFAULTS | flags
         assert running["--leader-elect"] == "true", (
@@ -60,10 +58,9 @@ def test_the_lease_timings_promise_the_failover_and_give_up_objectives(cluster, 
             f"wakes, over the lease_give_up_s objective of {objectives.lease_give_up_s:g} s")
 
 
-def test_the_load_balancers_checks_promise_the_detection_objectives(cluster):
+def test_the_load_balancers_checks_promise_the_detection_objectives(cluster, objectives):
     """The LB's check interval, fall count and timeout bound how soon a dead, unready or hung apiserver leaves
     rotation: both bounds must fit the lb_detection_s and lb_detection_hung_s objectives."""
-    objectives = active()
     try:
         check = cluster.load_balancer_check()
     except Unsupported as unknown:  # someone else's load balancer, its checks not described
@@ -80,10 +77,9 @@ def test_the_load_balancers_checks_promise_the_detection_objectives(cluster):
         f"{objectives.lb_detection_hung_s:g} s")
 
 
-def test_the_etcd_timings_promise_the_leader_change_and_write_stall_objectives(cluster):
+def test_the_etcd_timings_promise_the_leader_change_and_write_stall_objectives(cluster, objectives):
     """The running members' election timeout bounds how soon a dead leader is replaced, and so how long writes
     stall: both must fit their objectives."""
-    objectives = active()
     for host, flags in cluster.live_flags(Component.ETCD).items():
         election_ms = int(flags.get("--election-timeout", EtcdSettings().election_timeout_ms))
         heartbeat_ms = int(flags.get("--heartbeat-interval", EtcdSettings().heartbeat_ms))

@@ -45,7 +45,7 @@ def record(cluster, history, when: str) -> None:
 @pytest.mark.destructive
 @pytest.mark.measures("availability_pct", "lost_writes")
 def test_a_member_by_member_etcd_upgrade_keeps_every_write_then_goes_back_through_the_downgrade(
-        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history, etcd_release):
+        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history, etcd_release, objectives):
     """A snapshot is taken and restored into a scratch directory first. Then every member moves to
     --etcd-upgrade-to, one at a time (the cluster's own strategy says how many at once), the leader last, each
     healthy and answering with the new release before the next; then back, newest first, the downgrade enabled
@@ -59,7 +59,7 @@ def test_a_member_by_member_etcd_upgrade_keeps_every_write_then_goes_back_throug
     upgraded_cluster = cluster_version(cluster)
     rolled_back = roll_back_etcd_upgrade(cluster, nemesis, result)
     record(cluster, history, "after-rollback")
-    settle(cluster, rolling_change_prober)
+    settle(cluster, rolling_change_prober, objectives)
     etcd_writer.stop()
     kube_writer.stop()
     api, writes = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT), durability(history, system="etcd")

@@ -35,7 +35,7 @@ def leaving_first(cluster, count: int) -> list[str]:
 @pytest.mark.destructive
 @pytest.mark.measures("availability_pct", "lost_writes")
 def test_spare_hosts_join_then_as_many_controllers_leave_the_leaders_first_without_an_outage(
-        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history):
+        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, history, objectives):
     """Join the spare hosts, two at most (each etcd member a learner until etcd accepts its promotion, its apiserver
     in the load balancer's rotation only once it is ready), then retire as many controllers, the etcd leader's host
     and the lease holders' first (each out of rotation, stopped, no apiserver using its member, the member removed). Reads through
@@ -54,7 +54,7 @@ def test_spare_hosts_join_then_as_many_controllers_leave_the_leaders_first_witho
         steps.append(nemesis.inject(RetireControllers(hosts=leaving,
                                                       member_first=twin_defect(cluster, "scale_member_first"))))
     retired_s = time.monotonic() - started - joined_s
-    settle(cluster, rolling_change_prober)
+    settle(cluster, rolling_change_prober, objectives)
     etcd_writer.stop()
     kube_writer.stop()
     api, writes = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT), durability(history, system="kube")

@@ -48,7 +48,7 @@ def record(cluster, history, when: str) -> None:
 @pytest.mark.destructive
 @pytest.mark.measures("lease_failover_s", "availability_pct", "lost_writes")
 def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_back(
-        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, leases, history, release):
+        cluster, nemesis, rolling_change_prober, etcd_writer, kube_writer, leases, history, release, objectives):
     """Upgrade every apiserver, then every controller-manager, then every scheduler to --upgrade-to, one at a time,
     each ready on the new release before the next (the cluster's own strategy says how many at once); then roll
     back the same way, newest first. Reads through the LB stay >= 99.5 % available throughout; no acknowledged
@@ -60,7 +60,7 @@ def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_ba
     record(cluster, history, "after-upgrade")
     rolled_back = roll_back_upgrade(cluster, nemesis, result)
     record(cluster, history, "after-rollback")
-    settle(cluster, rolling_change_prober)
+    settle(cluster, rolling_change_prober, objectives)
     etcd_writer.stop()
     kube_writer.stop()
     bound = configured_bound("lease_failover_s", cluster)
@@ -89,7 +89,7 @@ def test_a_rolling_upgrade_keeps_the_api_the_writes_and_the_leases_then_rolls_ba
 @pytest.mark.destructive
 @pytest.mark.measures("availability_pct", "lost_writes")
 def test_an_upgrade_whose_second_apiserver_does_not_come_back_is_aborted_and_rolled_back(
-        cluster, nemesis, rolling_change_prober, kube_writer, history, release):
+        cluster, nemesis, rolling_change_prober, kube_writer, history, release, objectives):
     """The second apiserver's new release comes with a bad --etcd-servers (a broken package on one host), so its
     readiness gate fails: that step is rolled back, nothing further is touched, and the first apiserver is rolled
     back too. The whole cluster ends on its old release; reads stay >= 99.5 % available, no write is lost."""
@@ -101,7 +101,7 @@ def test_an_upgrade_whose_second_apiserver_does_not_come_back_is_aborted_and_rol
                              flags={f"kube-apiserver@{hosts[1]}": {"--etcd-servers": cluster.unanswered_etcd_url()}})
     rolled_back = roll_back_upgrade(cluster, nemesis, result)
     record(cluster, history, "after-abort")
-    settle(cluster, rolling_change_prober)
+    settle(cluster, rolling_change_prober, objectives)
     kube_writer.stop()
     api = availability(history, f="api.get", threshold_pct=AVAILABILITY_PCT)
     writes = durability(history, system="kube")

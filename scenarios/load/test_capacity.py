@@ -20,7 +20,7 @@ from harness.clients.haproxy_admin import is_down
 from harness.faults import Stop
 from harness.load.generator import spec_for
 from harness.objectives.measurement import Measurement
-from harness.objectives.policy import active, active_expected_load
+from harness.objectives.policy import Objectives
 from harness.scenario import allowed_s, explain_all, judge
 from harness.scenario.skips import lacks
 from harness.target.capabilities import Capability
@@ -37,10 +37,9 @@ pytestmark = [pytest.mark.hollow_nodes, pytest.mark.requires(Capability.HOLLOW_N
 STEPS_X = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 
-def knee_limits() -> KneeLimits:
+def knee_limits(objectives: Objectives) -> KneeLimits:
     """The knee's rules from the session's objectives: each SLO class's api_p99_s, the availability objective's
     error budget; the generator's, its machine's and the shortfall's from harness/thresholds.py."""
-    objectives = active()
     return KneeLimits(slo_s=dict(objectives.api_p99_s), failed_pct=round(100.0 - objectives.availability_pct, 3),
                       shortfall_pct=CAPACITY_SHORTFALL_PCT, generator_busy_pct=GENERATOR_BUSY_PCT,
                       machine_busy_pct=GENERATOR_MACHINE_BUSY_PCT)
@@ -49,7 +48,7 @@ def knee_limits() -> KneeLimits:
 def _headroom(history, expected, limits: KneeLimits, up: int):
     return capacity_headroom(history, expected_user_rps=expected.user_rps,
                              expected_background_rps=expected.background_rps(),
-                             objective_x=active().capacity_headroom_x,
+                             objective_x=history.objectives.capacity_headroom_x,
                              slo_s=limits.slo_s, failed_pct=limits.failed_pct, shortfall_pct=limits.shortfall_pct,
                              generator_busy_pct=limits.generator_busy_pct, machine_busy_pct=limits.machine_busy_pct,
                              apiservers_up=up)
@@ -58,7 +57,7 @@ def _headroom(history, expected, limits: KneeLimits, up: int):
 @pytest.mark.destructive
 @pytest.mark.measures("capacity_headroom_x")
 def test_the_control_plane_carries_the_expected_load_with_headroom_also_with_its_busiest_apiserver_down(
-        cluster, history, nemesis, profile, quorum_settings, request):
+        cluster, history, nemesis, profile, quorum_settings, request, objectives, expected_load):
     """The users' mix of the policy's expected load at rising rates, every apiserver serving: the users' rate carried
     at the knee, beside the nodes' heartbeats, is at least capacity_headroom_x times the expected users' rate. Then the apiserver that served the most is
     stopped (its load balancer marks it down) and the climb runs again: the same objective with one apiserver fewer.
@@ -67,7 +66,7 @@ def test_the_control_plane_carries_the_expected_load_with_headroom_also_with_its
     controllers = cluster.hosts(HostRole.CONTROLLER)
     if len(controllers) < 2:
         lacks("two-apiservers", "one apiserver: with it stopped nothing serves, so the N-1 case has no cluster to judge")
-    expected, limits = active_expected_load(), knee_limits()
+    expected, limits = expected_load, knee_limits(objectives)
     users_rps = sum(expected.user_rps.values())
     plan = Climb(tuple(users_rps * x for x in STEPS_X), profile.capacity_step_s, limits)
     base = spec_for(cluster, users=profile.load_users, rate_per_s=users_rps, duration_s=profile.capacity_step_s,
@@ -81,7 +80,7 @@ def test_the_control_plane_carries_the_expected_load_with_headroom_also_with_its
     busiest = max(served, key=served.get) if served else controllers[0]
     with nemesis.fault(Stop(component=f"kube-apiserver@{busiest}")):
         out = until(lambda: is_down(cluster.health.lb_server_states().get(busiest, "")),
-                    allowed_s("lb_detection_s", cluster), 0.5)
+                    allowed_s("lb_detection_s", cluster, objectives), 0.5)
         one_down = climb(cluster, history, base, plan, work, len(controllers) - 1) if out.held else []
     all_up, n_minus_one = _headroom(history, expected, limits, len(controllers)), \
         _headroom(history, expected, limits, len(controllers) - 1)

@@ -123,7 +123,7 @@ def test_killing_one_apiserver_under_load(cluster, history, nemesis, api_prober,
 @UNDER_FAULTS
 @pytest.mark.measures("lb_detection_s", "availability_pct", "api_p99_s", "nodes_not_ready")
 def test_partitioning_one_etcd_member_under_load(cluster, history, nemesis, api_prober, node_readiness, api_load,
-                                                 profile):
+                                                 profile, objectives):
     """Cut host c3 (an etcd member and its apiserver) off from c1 and c2. The apiserver on c3 loses etcd
     and fails /readyz; the LB marks it DOWN within its worst-case detection time (read from HAProxy's
     admin socket, bound from ANCHORS and the apiserver's ready check). The other apiservers' etcd clients
@@ -131,7 +131,7 @@ def test_partitioning_one_etcd_member_under_load(cluster, history, nemesis, api_
     in kube-apiserver). From the later of the two the API through the LB is >= 99.5 % available for the
     next STEADY_MIN_S (an eighth of the load nightly) of the partition; the whole-run figure, which
     includes both detections, is reported. The SLOs hold outside the fault window; no node goes NotReady."""
-    lb_bound = allowed_s("lb_detection_s", cluster)  # a cut from etcd fails /readyz the way a dead etcd does
+    lb_bound = allowed_s("lb_detection_s", cluster, objectives)  # a cut from etcd fails /readyz the way a dead etcd does
     time.sleep(profile.load_s / 4)
     with nemesis.fault(Partition(side_a=["c3"], side_b=["c1", "c2"])):
         cut = history.fault_windows()[-1][0]
@@ -209,13 +209,13 @@ def _node_ready(cluster, node: str) -> bool:
 @pytest.mark.requires(Capability.HOLLOW_NODES)
 @pytest.mark.measures("node_not_ready_s")
 def test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_grace_period(cluster, history, nemesis,
-                                                                                      node_readiness):
+                                                                                      node_readiness, objectives):
     """One hollow node's heartbeats stop, as when its kubelet dies: its kwok controller lets go of it, so nothing
     renews its Lease (harness/faults/heartbeats.py). The node lifecycle controller declares it NotReady within the
     node_not_ready_s objective (its grace and monitor periods: a dead node's pods are evicted only once it is seen
     dead), and within what the controller-manager's own flags promise; once its heartbeats return the node is Ready
     again, for the suite's next scenario."""
-    bound = allowed_s("node_not_ready_s", cluster)
+    bound = allowed_s("node_not_ready_s", cluster, objectives)
     with nemesis.fault(StopNodeHeartbeats()) as fault:
         node = fault.captured["node"]
         clock = history.in_place_at(fault.id) or time.monotonic()

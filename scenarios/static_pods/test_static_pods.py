@@ -41,10 +41,11 @@ def _apiserver_ready(cluster, node: str) -> bool:
     return cluster.health.component_healthy("kube-apiserver", node)
 
 
-def _lb_noticed_s(cluster) -> float:
+def _lb_noticed_s(cluster, objectives) -> float:
     """How long after an apiserver went away the load balancer may still send it new connections: its checks
-    each hanging for their timeout (an apiserver cut from etcd answers none), as the configuration promises."""
-    return allowed_s("lb_detection_hung_s", cluster)
+    each hanging for their timeout (an apiserver cut from etcd answers none), as the configuration promises (where
+    it states none, the objective)."""
+    return allowed_s("lb_detection_hung_s", cluster, objectives)
 
 
 # The power loss comes last: on a broken twin it leaves a cluster that only a rebuild repairs.
@@ -86,7 +87,7 @@ def _one_apiserver_away(cluster, history, nemesis, fault, node: str, *, down_wit
         down = wait_recorded(history, "kind.apiserver-down", lambda: not _apiserver_ready(cluster, node),
                              timeout_s=down_within_s, node=node)
         assert down is not None, f"{fault.describe()} did not make kube-apiserver on {node} unready"
-        noticed = down + _lb_noticed_s(cluster)
+        noticed = down + _lb_noticed_s(cluster, history.objectives)
         time.sleep(max(0.0, noticed - now()))
         result = during()
         start = max(noticed, cut + others_settle_s)
@@ -122,7 +123,7 @@ def test_a_corrupted_apiserver_manifest_takes_down_only_its_apiserver_and_restor
 
 @pytest.mark.measures("availability_pct")
 def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_rejoins(
-        cluster, history, nemesis, fresh_api_prober):
+        cluster, history, nemesis, fresh_api_prober, objectives):
     """iptables in one control-plane node drop everything from and to the other nodes: its etcd member is alone
     in the minority, so its apiserver fails its etcd check while it still answers. Every apiserver lists every
     member (as in Typhoon), so the others' etcd clients send part of their requests to the cut-off member, where
@@ -137,7 +138,7 @@ def test_a_control_plane_node_partitioned_from_its_peers_is_routed_around_and_re
     earlier = cluster.restarts(Component.APISERVER, node)  # a restart by the liveness probe waits its back-off
     checks, marker = _one_apiserver_away(
         cluster, history, nemesis, Partition(side_a=[node], side_b=others), node,
-        down_within_s=_lb_noticed_s(cluster), back_within=lambda lasted: kind_partition_recovery_s(lasted, earlier),
+        down_within_s=_lb_noticed_s(cluster, objectives), back_within=lambda lasted: kind_partition_recovery_s(lasted, earlier),
         others_settle_s=APISERVER_ETCD_CLIENT_DETECTION_S,
         during=lambda: write_marker_within(cluster.api, WRITE_DURING_PARTITION_S))  # through the LB, new connections
     verdicts = judge(

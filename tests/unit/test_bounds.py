@@ -6,6 +6,7 @@ import pytest
 from harness.objectives.bounds import UPSTREAM, leader_failover_bound_s
 from harness.objectives.catalog import MEASURES, configured_bound
 from harness.objectives.measurement import Measurement
+from harness.objectives.policy import Objectives
 from harness.errors import Unsupported
 from harness.scenario import allowed_s
 from harness.topology import HealthCheck, LeaderElection
@@ -60,7 +61,8 @@ def test_a_load_balancer_that_checks_nothing_promises_no_detection_and_the_objec
     unchecked = UncheckedBalancer()
     assert configured_bound("lb_detection_s", unchecked) is None
     assert configured_bound("lb_detection_hung_s", unchecked) is None
-    assert allowed_s("lb_detection_s", unchecked) == MEASURES["lb_detection_s"].default  # the session's defaults
+    assert allowed_s("lb_detection_s", unchecked, Objectives()) == MEASURES["lb_detection_s"].default
+    assert allowed_s("lb_detection_s", unchecked, Objectives(lb_detection_s=6.0)) == 6.0  # the session's policy
     # the snapshot restore still has its other terms, without the LB's rise checks
     assert configured_bound("snapshot_restore_s", unchecked) == pytest.approx(
         MEASURES["snapshot_restore_s"].default - HealthCheck().interval_s * HealthCheck().rise, abs=0.05)
@@ -82,7 +84,7 @@ class UnstatedBalancer(UncheckedBalancer):
 
 
 def test_a_load_balancer_whose_checks_nobody_stated_is_waited_for_by_the_objective():
-    assert allowed_s("lb_detection_hung_s", UnstatedBalancer()) == MEASURES["lb_detection_hung_s"].default
+    assert allowed_s("lb_detection_hung_s", UnstatedBalancer(), Objectives()) == MEASURES["lb_detection_hung_s"].default
 
 
 def test_kinds_balancer_promises_the_detection_the_static_pod_suite_waited_for():
@@ -95,4 +97,6 @@ def test_kinds_balancer_promises_the_detection_the_static_pod_suite_waited_for()
             return HealthCheck(path="/readyz", interval_s=KIND_LB_INTERVAL_S, timeout_s=KIND_LB_TIMEOUT_S,
                                fall=KIND_LB_FALL, rise=1)
 
-    assert allowed_s("lb_detection_hung_s", KindBalancer()) == pytest.approx(KIND_LB_DETECTION_S)
+    # the configuration's promise decides the wait, whatever the objective
+    assert allowed_s("lb_detection_hung_s", KindBalancer(), Objectives(lb_detection_hung_s=99.0)) == \
+        pytest.approx(KIND_LB_DETECTION_S)

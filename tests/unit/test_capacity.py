@@ -238,7 +238,6 @@ def test_the_policy_declares_its_expected_load_and_a_session_judges_by_it(tmp_pa
     import yaml
 
     from harness.gate.policy import Policy
-    from harness.objectives.policy import active_expected_load, set_active
 
     root = Path(__file__).resolve().parents[2]
     assert Policy.load(root / "gate.yaml").expected_load == ExpectedLoad()
@@ -246,16 +245,25 @@ def test_the_policy_declares_its_expected_load_and_a_session_judges_by_it(tmp_pa
     data["expected_load"] = {"nodes": 50, "user_rps": {"list_cluster": 2.0}}
     (tmp_path / "policy.yaml").write_text(yaml.safe_dump(data))
     policy = Policy.load(tmp_path / "policy.yaml")
-    try:
-        set_active(policy.objectives, policy.expected_load)
-        assert active_expected_load().rps()["mutating"] == pytest.approx(17.2 + 5.0)
-        assert active_expected_load().rps()["list_cluster"] == 2.0
-    finally:
-        set_active(None)
-    assert active_expected_load() == ExpectedLoad()
+    assert policy.expected_load.rps()["mutating"] == pytest.approx(17.2 + 5.0)  # what the expected_load fixture gives
+    assert policy.expected_load.rps()["list_cluster"] == 2.0
     data["expected_load"] = {"nodes": -1}
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
     from harness.errors import QuorumError
 
     with pytest.raises(QuorumError, match="expected_load"):
         Policy.load(tmp_path / "bad.yaml")
+
+
+def test_a_measurement_is_judged_by_the_objectives_its_history_was_given_and_else_by_the_defaults():
+    """The session's policy reaches judge() through the History the plugin's fixture opens with it (no module state):
+    the same headroom passes the default objective and fails a stricter policy's."""
+    from harness.objectives.measurement import Measurement
+    from harness.objectives.policy import Objectives
+    from harness.scenario import judge
+
+    headroom = Measurement("capacity_headroom_x", 1.5)
+    by_default = judge(History(), measures=[headroom])
+    by_policy = judge(History(objectives=Objectives(capacity_headroom_x=2.0)), measures=[headroom])
+    assert [v.status for v in by_default] == [Status.PASS]
+    assert [v.status for v in by_policy] == [Status.FAIL] and "at least 2x" in by_policy[0].explanation

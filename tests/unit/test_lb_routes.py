@@ -253,7 +253,7 @@ def test_the_moment_clients_stopped_reaching_an_apiserver_is_waited_for_from_out
 
 
 def test_the_balancer_takes_an_apiserver_back_after_its_rise_checks_or_at_once_when_it_checks_nothing():
-    from harness.objectives.policy import active
+    from harness.objectives.policy import Objectives
     from harness.scenario.helpers import lb_takes_back_s
     from harness.target.protocol import Unsupported
     from harness.topology import HealthCheck
@@ -267,9 +267,11 @@ def test_the_balancer_takes_an_apiserver_back_after_its_rise_checks_or_at_once_w
                 raise Unsupported("the inventory does not say how the load balancer checks the apiservers", "")
             return self.check
 
-    assert lb_takes_back_s(Stated(HealthCheck(interval_s=2.0, rise=2))) == 4.0
-    assert lb_takes_back_s(Stated(None)) == 0.0
-    assert lb_takes_back_s(Stated("unstated")) == active().for_measure("lb_detection_s")
+    defaults, policy = Objectives(), Objectives(lb_detection_s=7.0)
+    assert lb_takes_back_s(Stated(HealthCheck(interval_s=2.0, rise=2)), policy) == 4.0
+    assert lb_takes_back_s(Stated(None), policy) == 0.0
+    assert lb_takes_back_s(Stated("unstated"), defaults) == defaults.for_measure("lb_detection_s")
+    assert lb_takes_back_s(Stated("unstated"), policy) == 7.0  # the session's policy, not the defaults
 
 
 def test_every_client_is_routed_around_when_the_balancer_marks_down_or_seen_from_outside_a_detection_time_later():
