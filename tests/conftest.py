@@ -49,6 +49,10 @@ DEEP_PROCESS_LANE_TWINS = {"kind-restart-never"}
 # With it moved the lanes ended together, but the background lane ended 40 minutes before them (docs/ci.md): in the
 # deep tier it also takes the scale twins' docker builds, failure proofs of the docker backend
 DEEP_BACKGROUND_TWINS = {"scale-member-first", "scale-voter-first"}
+# In presubmit the process lane is the longest (the main job, the scale smoke) and the background lane ends ~10
+# minutes before it (docs/ci.md), so this process twin, whose every check must fail, runs at the background lane's
+# start there; in the deep tier, where the background lane holds the kubeadm change, it stays in the process lane
+PRESUBMIT_EARLY_TWINS = {"lb-no-health-check"}
 # Process twins whose every selected check must fail, run first in the background lane at full priority (a third
 # cluster lane for their ~9 minutes). Both lanes start with twins of their own (test_defect_twins.py precedes their
 # other files), so the third lane overlaps failure proofs, which a shortage of CPU cannot turn into a pass, and no
@@ -69,12 +73,12 @@ def process_lane_twins(deep: bool = False) -> set[str]:
 
 def early_twins(deep: bool = False) -> set[str]:
     """The twins of the background lane's start: EARLY_TWINS and the process conformance twins (read-only checks),
-    and in the deep tier (`deep`) DEEP_BACKGROUND_TWINS."""
+    and in the deep tier (`deep`) DEEP_BACKGROUND_TWINS, in presubmit PRESUBMIT_EARLY_TWINS."""
     from tests.integration.test_defect_twins import CONFORMANCE_ONLY
 
     # kind's need Docker; a twin that serves a suite too has its conformance checks in that suite's case
     return EARLY_TWINS | {twin for twin in CONFORMANCE_ONLY if not twin.startswith("kind-")} | \
-        (DEEP_BACKGROUND_TWINS if deep else set())
+        (DEEP_BACKGROUND_TWINS if deep else PRESUBMIT_EARLY_TWINS)
 
 
 def twin_of(nodeid: str) -> str | None:

@@ -32,12 +32,14 @@ def test_every_twins_tests_run_in_one_lane(deep):
 
 def test_the_deep_tier_moves_only_the_twins_that_balance_its_lanes():
     """The deep tier's lanes differ from presubmit's only by the kind twins moved to the process lane and the process
-    twins moved to the background lane (tests/conftest.py), each out of the docker lane."""
-    from tests.conftest import DEEP_BACKGROUND_TWINS, DEEP_PROCESS_LANE_TWINS
+    twins moved to the background lane (tests/conftest.py), each out of the docker lane, and by the process twins
+    presubmit runs at the background lane's start, which the deep tier keeps in the process lane."""
+    from tests.conftest import DEEP_BACKGROUND_TWINS, DEEP_PROCESS_LANE_TWINS, PRESUBMIT_EARLY_TWINS
 
     presubmit, deep = twin_lanes(), twin_lanes(deep=True)
     moved = {twin for twin in presubmit if presubmit[twin] != deep[twin]}
-    assert moved == DEEP_PROCESS_LANE_TWINS | DEEP_BACKGROUND_TWINS
+    assert moved == DEEP_PROCESS_LANE_TWINS | DEEP_BACKGROUND_TWINS | PRESUBMIT_EARLY_TWINS
+    assert all(presubmit[twin] == {"background"} and deep[twin] == {"process"} for twin in PRESUBMIT_EARLY_TWINS)
     assert all(twin.startswith("kind-") for twin in DEEP_PROCESS_LANE_TWINS)
     assert all(presubmit[twin] == {"docker"} and deep[twin] == {"process"} for twin in DEEP_PROCESS_LANE_TWINS)
     assert all(presubmit[twin] == {"docker"} and deep[twin] == {"background"} for twin in DEEP_BACKGROUND_TWINS)
