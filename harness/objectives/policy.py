@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.capacity.expected import ExpectedLoad
 from harness.objectives.catalog import COMPONENTS, MEASURES, SLO_CLASSES
 
 

@@ -234,9 +234,8 @@ def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
           measures: Iterable[Measurement] = ()) -> list[Verdict]:
     """Record verdicts and measurements in the History (so the gate and the report can read them) and attach them.
     Each measurement is also judged against its objective (history.objectives: the session's policy, or the
-    defaults): the verdicts
-    returned are the scenario's own, which judge the cluster by its configuration, and one per measurement, which
-    judges it by what the user needs."""
+    defaults): the verdicts returned are the scenario's own, which judge the cluster by its configuration, and one
+    per measurement, which judges it by what the user needs."""
     try:
         import allure
     except ImportError:  # pragma: no cover - allure-pytest is a dependency
@@ -257,7 +256,8 @@ def judge(history: History, *verdicts: Verdict, figures: dict | None = None,
         text += "\n\nmeets the objective:\n" + "\n".join(needed or ["(nothing measured)"])
         allure.attach(text, name="verdicts", attachment_type=allure.attachment_type.TEXT)
         summary = {v.checker: {"status": v.status.value, **v.figures} for v in verdicts if v.checker != "objective"}
-        summary |= {f"objective {m.label}": {"value": m.value, "objective": history.objectives.for_measure(m.name, m.subject),
+        summary |= {f"objective {m.label}": {"value": m.value,
+                                             "objective": history.objectives.for_measure(m.name, m.subject),
                                              "configuration": m.bound} for m in measures}
         allure.attach(json.dumps(summary | (figures or {}), indent=1, default=str), name="figures",
                       attachment_type=allure.attachment_type.JSON)
@@ -268,8 +268,7 @@ def allowed_s(name: str, cluster: Target, objectives: Objectives) -> float:
     """How long a scenario waits for, and allows, the measure `name`: what the cluster's own configuration promises
     (harness/objectives/bounds.py), or where it promises nothing (a load balancer that checks nothing) or does not
     say (an inventory that states no health check) the objective, what the user needs (`objectives`: the session's,
-    the `objectives` fixture). The measure's record keeps
-    the configured bound apart (None there)."""
+    the `objectives` fixture). The measure's record keeps the configured bound apart (None there)."""
     try:
         bound = configured_bound(name, cluster)
     except Unsupported:  # the configuration is someone else's and unstated: the objective alone decides

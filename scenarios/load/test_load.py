@@ -131,7 +131,8 @@ def test_partitioning_one_etcd_member_under_load(cluster, history, nemesis, api_
     in kube-apiserver). From the later of the two the API through the LB is >= 99.5 % available for the
     next STEADY_MIN_S (an eighth of the load nightly) of the partition; the whole-run figure, which
     includes both detections, is reported. The SLOs hold outside the fault window; no node goes NotReady."""
-    lb_bound = allowed_s("lb_detection_s", cluster, objectives)  # a cut from etcd fails /readyz the way a dead etcd does
+    # a cut from etcd fails /readyz the way a dead etcd does
+    lb_bound = allowed_s("lb_detection_s", cluster, objectives)
     time.sleep(profile.load_s / 4)
     with nemesis.fault(Partition(side_a=["c3"], side_b=["c1", "c2"])):
         cut = history.fault_windows()[-1][0]

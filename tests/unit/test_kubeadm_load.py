@@ -42,4 +42,5 @@ def test_the_archive_goes_only_to_nodes_missing_an_image_of_the_release(tmp_path
     assert (nodes / "imports").read_text().splitlines() == ["imported on has-one", "imported on has-none"]
     assert "every image of the release is on has-all already" in result.stdout
     # kubeadm itself goes to every node
-    assert all((nodes / f"{node}.kubeadm").read_text() == "kubeadm v1.35.4\n" for node in ("has-all", "has-one", "has-none"))
+    assert all((nodes / f"{node}.kubeadm").read_text() == "kubeadm v1.35.4\n"
+               for node in ("has-all", "has-one", "has-none"))
