@@ -193,7 +193,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--alone", action="store_true",
                      help="run only the tests marked alone (run.sh runs them after the two parallel lanes)")
     parser.addoption("--deep", action="store_true",
-                     help="run only the tests marked deep, the deep tier (`./run.sh tests --deep`, nightly): what CI skips")
+                     help="run only the tests marked deep: the deep tier (`./run.sh tests --deep`), what CI skips")
     parser.addoption("--every-tier", action="store_true",
                      help="keep the tests of both tiers, none skipped for its tier (tests/tiers.py reads every proof)")
 
@@ -201,7 +201,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # registered here, not in pyproject.toml: run.sh keys the virtualenv by that file's hash
     config.addinivalue_line("markers", "deep(reason): re-proves what a test CI runs already proves (on the other "
-                                       "backend, or at another level); runs only with --deep, skipped with the reason otherwise")
+                                       "backend, or at another level); runs only with --deep, skipped with the "
+                                       "reason otherwise")
     config.addinivalue_line("markers", "proof(Proof): the verdicts a test proves, in its tier (tests/tiers.py)")
     _DEEP_RUN[0] = bool(config.getoption("--deep"))
 
