@@ -43,6 +43,7 @@ from harness.wait import eventually
 from tests.integration.conftest import on_a_free_subnet
 from tests.integration.handoff import KindHandoff
 from tests.integration.standin import inventory_check, kind_standin
+from tests.known_gaps import REMOTE_ON_KIND_ONLY
 from tests.tiers import Selection, fails, passes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -419,11 +420,15 @@ def test_a_kubeadm_cluster_reached_by_its_inventory_is_held_and_overridden_over_
 # balancer (test_scenarios_on_ha3.py's NOT_ON_HA3) and the timing sweep runs only in the nightly profile
 # and the static-pod suite's (its power loss needs node-power, which a target lacks: skipped by name), and the flag
 # suite's, through the static pods' manifests with the balancer timed from outside
+# Not the scenarios the kind backend runs on this same cluster in the deep tier (KIND_DEEP, below) whose failure no
+# remote twin shows: through both, that cluster ran each twice, a pass the ledger already had beside one that
+# completes no pair (tests/known_gaps.py, REMOTE_ON_KIND_ONLY). The self-healing kills stay: kind-restart-never
+# driven through an inventory fails them (test_inventory_check.py), so their pass here is the other half.
 THROUGH_AN_INVENTORY = Selection(("scenarios/self_healing", "scenarios/leader_election", "scenarios/etcd",
                                   "scenarios/static_pods", "scenarios/apiserver_flags"),
                                  markers="not nightly",
                                  deselect=("scenarios/self_healing/test_self_healing.py::"
-                                           "test_a_killed_component_comes_back[haproxy]",))
+                                           "test_a_killed_component_comes_back[haproxy]", *REMOTE_ON_KIND_ONLY))
 
 
 def scenarios_through(inventory: Path, tmp_path: Path, *selection: str, timeout_s: float = 900.0) -> tuple[int, str]:
@@ -479,8 +484,8 @@ def test_the_destructive_suites_pass_through_an_inventory_of_this_cluster(kind_c
     assert result.returncode == 0, output[-4000:]
     skipped = [line for line in output.splitlines() if line.startswith("SKIPPED")]
     assert all("etcd-data" in line or "node-power" in line for line in skipped), skipped
-    # 25 collected: the two etcd-data scenarios and the power loss skipped
-    assert "22 passed" in output.splitlines()[-1], output[-2000:]
+    # 18 collected: the two etcd-data scenarios and the power loss skipped
+    assert "15 passed" in output.splitlines()[-1], output[-2000:]
 
 
 NODE_CHECKS = Selection(("scenarios/conformance/test_nodes.py",))
