@@ -114,6 +114,8 @@ def test_the_inventory_checks_end_the_background_lane_after_its_niced_tests_and_
     order = sorted([inventory, twin, report, unit], key=last_in_its_lane)
     assert order == [twin, report, unit, inventory]
     assert [background_nice(node) for node in order] == [0, BACKGROUND_NICE, BACKGROUND_NICE, 0]
+    # the deep tier's background lane holds cluster tests only (the kubeadm change, the lifecycle matrix): none niced
+    assert [background_nice(node, deep=True) for node in order] == [0, 0, 0, 0]
     assert lane_of("tests/integration/test_scale.py::test_x") == "process"
 
 
