@@ -12,7 +12,8 @@ import pytest
 from harness.backends.kind.topology import is_kind_topology
 from tests.collect import collect_only, node_ids
 from tests.integration.test_defect_twins import (BUILT_ALONE, CASES, CONFORMANCE, CONFORMANCE_DEEP,
-                                                 CONFORMANCE_ONLY, DEEP, PROVEN_ELSEWHERE, case_id)
+                                                 CONFORMANCE_ONLY, DEEP, DOCKER_CASES, DOCKER_COVERED_BY,
+                                                 PROVEN_ELSEWHERE, case_id)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,3 +100,22 @@ def test_the_checks_of_the_nodes_are_what_the_deep_kind_twins_fail():
                            "test_control_plane_pods_run_at_system_priority_with_a_small_cpu_request",
                            "test_control_plane_nodes_are_labelled_for_their_role_and_tainted_against_workloads"}
     assert node_checks() <= set().union(*(CONFORMANCE[twin] for twin in CONFORMANCE_DEEP))
+
+
+@pytest.mark.parametrize("twin", sorted(DOCKER_COVERED_BY))
+def test_a_process_twin_not_built_on_docker_has_every_scenario_failed_there_by_the_twin_it_names(twin):
+    cover = DOCKER_COVERED_BY[twin]
+    built = [case for case in DOCKER_CASES if case[0] == cover]
+    assert built, f"{twin} names {cover}, which the docker backend does not build either"
+    assert not any(case[0] == twin for case in DOCKER_CASES), f"{twin} is built on docker all the same"
+    left_out = set().union(*(selected(suite, select) for name, suite, select, _ in CASES if name == twin))
+    # its suites' scenarios, and on the same build the conformance checks it fails (CONFORMANCE)
+    failed_there = set().union(*(selected(suite, select) for _, suite, select, _ in built)) | {
+        node for node in conformance_ids() if node.split("::")[-1] in CONFORMANCE.get(cover, set())}
+    assert left_out and left_out <= failed_there, \
+        f"{cover} on docker does not fail {sorted(left_out - failed_there)}, which {twin} fails on the process backend"
+
+
+@cache
+def conformance_ids() -> frozenset[str]:
+    return frozenset(node_ids(collect_only("scenarios/conformance")))
