@@ -13,11 +13,14 @@ twin)` below); the tier of a proof is the tier of its test, read from its marker
 between tiers moves its proofs with it, and a test that loses its proof marker leaves its verdicts unproven.
 `python -m tests.tiers` prints the ledger as JSON (it collects scenarios/ and tests/ with pytest, as CI would);
 `python -m tests.tiers --write` rewrites docs/ci.md's generated table from it, and tests/unit/test_tiers.py fails when
-a verdict, a twin or a proof has no tier, or when docs/ci.md is stale.
+a verdict, a twin or a proof has no tier, or when docs/ci.md is stale. `python -m tests.tiers --worth` prints what each
+test's proofs add (Ledger.worth): how the deep tier's cuts are chosen.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -95,6 +98,17 @@ class Scenario:
     claimed_by: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Worth:
+    """What one test's proofs add to the ledger (Ledger.worth)."""
+
+    test: str
+    tier: str
+    unique: int  # verdict outcomes (scenario, backend, passes or fails) no other test proves
+    pairs: int  # of those, the ones whose other outcome is proven too: verdicts proven both ways only with this test
+    only_runner_of: tuple[str, ...]  # twins no other test runs
+
+
 @dataclass
 class Ledger:
     """What the collection found: each scenario and the backends that claim it, each proof with the scenarios it
@@ -116,6 +130,31 @@ class Ledger:
 
     def unproven_twins(self) -> list[str]:
         return sorted(set(self.twins) - {p["twin"] for p in self.proofs if p["twin"]})
+
+    def worth(self) -> list[Worth]:
+        """Per test, what its proofs add: the verdict outcomes no other test proves, how many of those complete a
+        verdict proven both ways, and the twins no other test runs. A test whose proofs are all made by others, and
+        which runs no twin alone, can go without a gap; one whose unique proofs complete no pair leaves only gaps that
+        are there anyway (docs/ci.md, how the deep tier's cuts are chosen)."""
+        claimed = {(s.id, backend) for s in self.scenarios for backend in s.claimed_by}
+        provers: dict[tuple[str, str, str], set[str]] = {}
+        for proof in self.proofs:
+            for scenario in proof["scenarios"]:
+                provers.setdefault((scenario, proof["backend"], proof["outcome"]), set()).add(proof["test"])
+        twin_tests: dict[str, set[str]] = {}
+        for proof in self.proofs:
+            if proof["twin"]:
+                twin_tests.setdefault(proof["twin"], set()).add(proof["test"])
+        tests: dict[str, str] = {proof["test"]: proof["tier"] for proof in self.proofs}
+        worths = []
+        for test, tier in tests.items():
+            unique = {(scenario, backend, outcome) for (scenario, backend, outcome), who in provers.items()
+                      if who == {test} and (scenario, backend) in claimed}
+            pairs = sum(1 for scenario, backend, outcome in unique
+                        if provers.get((scenario, backend, "fails" if outcome == "passes" else "passes")))
+            twins = tuple(sorted(twin for twin, who in twin_tests.items() if who == {test}))
+            worths.append(Worth(test, tier, len(unique), pairs, twins))
+        return sorted(worths, key=lambda w: (w.tier, w.pairs, w.unique, w.test))
 
     @classmethod
     def from_json(cls, text: str) -> Ledger:
@@ -185,11 +224,14 @@ def collect() -> Ledger:
     import pytest
 
     collector = _Collector()
-    with tempfile.TemporaryDirectory(prefix="quorum-tiers-") as histories:
+    # pytest's list of what it collected is kept out of this command's output (the JSON, or the --worth table)
+    listing = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix="quorum-tiers-") as histories, contextlib.redirect_stdout(listing):
         code = pytest.main(["scenarios", "tests/integration", "--collect-only", "-q", "-p", "no:cacheprovider",
                             "--history-dir", histories, "--every-tier"], plugins=[collector])
     if code != 0:
-        raise RuntimeError(f"collecting scenarios/ and tests/integration/ failed (pytest exit {code})")
+        raise RuntimeError(f"collecting scenarios/ and tests/integration/ failed (pytest exit {code}):\n"
+                           f"{listing.getvalue()[-3000:]}")
     scenario_items = [item for item in collector.items if item.nodeid.startswith("scenarios/")]
     tests = {item.nodeid: item for item in collector.items if item.nodeid.startswith("tests/")}
     scenarios = []
@@ -285,6 +327,12 @@ def main() -> int:
     if "--write" in sys.argv[1:]:
         write_ci_doc(ledger)
         print(f"wrote {CI_DOC.relative_to(ROOT)}")
+    elif "--worth" in sys.argv[1:]:
+        # what each test's proofs add, the least first: where the tiers' time is cut first (docs/ci.md)
+        print("tier       pairs unique  twins only it runs / test")
+        for worth in ledger.worth():
+            print(f"{worth.tier:10} {worth.pairs:5} {worth.unique:6}  {', '.join(worth.only_runner_of) or '-'}  "
+                  f"{worth.test}")
     else:
         print(json.dumps({"scenarios": [asdict(s) for s in ledger.scenarios], "proofs": ledger.proofs,
                           "twins": ledger.twins}))

@@ -82,3 +82,33 @@ def test_the_ledger_selects_what_pytest_selects(ledger, test):
                  proof["selection"] or "-k" in proof["selection"] and proof["test"].endswith(test))
     collected = [nodeid for nodeid in node_ids(collect_only(*proof["selection"])) if nodeid.startswith("scenarios/")]
     assert sorted(collected) == sorted(proof["scenarios"]), json.dumps(proof, indent=1)
+
+
+def test_a_tests_worth_counts_only_what_no_other_test_proves_and_the_pairs_it_completes():
+    """Ledger.worth on a hand-made ledger: a second pass proof adds nothing; a failure proof no other test makes
+    completes a pair where a pass exists and only a unique proof where none does; a twin run by one test is named."""
+    from tests.tiers import Scenario, Worth
+
+    a = Scenario("scenarios/s/test_a.py::test_a", "test_a", [], True, False, ["process", "docker"])
+    b = Scenario("scenarios/s/test_b.py::test_b", "test_b", [], True, False, ["process"])
+
+    def proof(test, outcome, backend, scenarios, twin=None, tier="deep"):
+        return {"test": test, "outcome": outcome, "backend": backend, "scenarios": scenarios, "twin": twin,
+                "tier": tier}
+
+    ledger = Ledger([a, b], [
+        proof("main", "passes", "process", [a.id, b.id], tier="presubmit"),
+        proof("again", "passes", "process", [a.id]),  # a second pass of a on process: nothing new
+        proof("twin-a", "fails", "process", [a.id], twin="broken-a"),  # completes a's pair on process
+        proof("twin-a-docker", "fails", "docker", [a.id], twin="broken-a"),  # unique, but no docker pass of a
+        proof("twin-b", "fails", "process", [b.id], twin="broken-b"),
+        proof("twin-b-too", "fails", "process", [b.id], twin="broken-b"),  # b's failure proven twice
+    ], ["broken-a", "broken-b"])
+    worth = {w.test: w for w in ledger.worth()}
+    assert worth["again"] == Worth("again", "deep", 0, 0, ())
+    assert worth["twin-a"] == Worth("twin-a", "deep", 1, 1, ())
+    assert worth["twin-a-docker"] == Worth("twin-a-docker", "deep", 1, 0, ())
+    assert worth["twin-b"] == Worth("twin-b", "deep", 0, 0, ())
+    assert worth["main"] == Worth("main", "presubmit", 1, 1, ())  # b's pass: a's is proven by "again" too
+    lone = Ledger([a, b], [p for p in ledger.proofs if p["test"] != "twin-b-too"], ledger.twins)
+    assert {w.test: w for w in lone.worth()}["twin-b"] == Worth("twin-b", "deep", 1, 1, ("broken-b",))
