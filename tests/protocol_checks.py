@@ -128,6 +128,8 @@ def check_components(target: Target) -> None:
         restarts = promised_or_unknown(target, lambda: target.restarts(component, host))
         assert restarts is None or restarts >= 0, restarts
         assert isinstance(target.log_tail(component, host, 5), str)
+        # what it offers is what the target claims for it: a keeper of a kind its KEEPERS name
+        assert isinstance(target.keeper(component), target.KEEPERS), (component, type(target.keeper(component)))
     argv = target.command_line(Component.APISERVER, host)
     assert argv and any(a.startswith("--etcd-servers=") for a in argv), argv[:3]
     flags = target.live_flags(Component.APISERVER)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from harness.clients.kubeapi import PodRestarts
 from harness.components.static_pod import CRASH_LOOP, Host, StaticPods
 from harness.errors import ClusterError
+from harness.target.capabilities import Capability
 from harness.target.keeper import Keeper
 from harness.thresholds import (KUBELET_MANIFEST_PICKUP_S, crash_loop_return_s, held_manifest_return_s,
                                 kubelet_back_off_reset_in_s, static_pod_restart_budget_s)
@@ -25,6 +26,7 @@ class StaticPodKeeper(Keeper):
     """`pod_restarts(host)`: the component's pod there as the API reports it; `node_name(host)`: the kubelet's
     name for the host (its pods are named <component>-<node name>)."""
 
+    OFFERS = Keeper.OFFERS | {Capability.STATIC_PODS}
     override_applied_within_s = KUBELET_MANIFEST_PICKUP_S  # the kubelet's file check, then its relist
 
     def __init__(self, hosts: Host, pods: StaticPods, component: Component,

@@ -10,7 +10,9 @@ bounds come from the keeper that applies them, never from a table of backends.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
+from harness.target.capabilities import Capability
 from harness.topology import Component
 
 
@@ -18,9 +20,15 @@ class Keeper(ABC):
     """One component's keeper on every host that runs it; hosts are named as the target names them."""
 
     component: Component
+    # what faults can ask of this kind of keeper: a target claims the union over the kinds it picks from (KEEPERS)
+    OFFERS: ClassVar[frozenset[Capability]] = frozenset({Capability.HOLD, Capability.OVERRIDE_ARGS})
     # how long an override may take before the keeper acts on it (a kubelet picks a changed manifest up on its own
     # schedule): a wait for the changed component adds it to the component's own start-up allowance
     override_applied_within_s: float = 0.0
+
+    @classmethod
+    def capabilities(cls) -> frozenset[Capability]:
+        return cls.OFFERS
 
     @abstractmethod
     def hold(self, host: str, signal: str = "SIGKILL") -> None:

@@ -84,8 +84,10 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
         """Destructive faults refuse a target that is not marked disposable."""
         return bool(getattr(self.topology, "disposable", False))
 
-    # what the backend offers beyond its parts' (each part adds its own: a Power part NODE_POWER)
+    # what the backend offers beyond its parts' (each part adds its own: a Power part NODE_POWER, a keeper HOLD)
     CAPABILITIES: ClassVar[frozenset[Capability]] = frozenset()
+    # the kinds of keeper the target picks from, per component (keeper()): a kind it may pick adds what it offers
+    KEEPERS: ClassVar[tuple[type[Keeper], ...]] = ()
     # the parts, each built with the target when first used: the network's rules and shaping (most targets' are
     # iptables and tc inside the hosts) and whole hosts' power, if the backend can power them off
     NETWORK: ClassVar[type[Network] | None] = InHostNetwork
@@ -94,8 +96,10 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
 
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
-        parts = (cls.NETWORK, cls.POWER, cls.HEALTH)
-        return cls.CAPABILITIES.union(*(part.capabilities() for part in parts if part is not None))
+        """What the target can do: its parts' capabilities and the backend's own; every target signals its
+        components' processes on its hosts (`signal`)."""
+        parts = (cls.NETWORK, cls.POWER, cls.HEALTH, *cls.KEEPERS)
+        return cls.CAPABILITIES.union({Capability.SIGNAL}, *(part.capabilities() for part in parts if part is not None))
 
     @classmethod
     def lacks(cls, *needed: Capability) -> str | None:

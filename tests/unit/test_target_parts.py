@@ -32,6 +32,23 @@ def test_a_backend_claims_whole_host_capabilities_exactly_when_it_has_a_power_pa
         f"{backend.name} lists the load balancer's view by hand instead of through its Health part"
 
 
+KEPT = {Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.SUPERVISOR, Capability.STATIC_PODS,
+        Capability.SELF_HOSTED}  # what a component's keeper does or is
+
+
+@pytest.mark.parametrize("backend", registry.all_backends(), ids=lambda backend: backend.name)
+def test_a_backend_claims_what_its_keepers_offer_and_lists_none_of_it_by_hand(backend):
+    """Holds, overrides and what keeps the control plane running follow from the kinds of keeper the target picks
+    from (KEEPERS), and a signal from the target itself: none is a hand-kept entry of the backend's list."""
+    target_class = backend.target_class
+    assert target_class.KEEPERS, f"{backend.name} names no kind of keeper"
+    offered = frozenset().union(*(keeper.capabilities() for keeper in target_class.KEEPERS))
+    assert backend.capabilities & KEPT == offered & KEPT
+    assert Capability.SIGNAL in backend.capabilities
+    assert not (KEPT | {Capability.SIGNAL}) & target_class.CAPABILITIES, \
+        f"{backend.name} lists a keeper's capability by hand instead of through its KEEPERS"
+
+
 class PowerWithoutDisconnect(ModelPower):
     DISCONNECTS = False
     def disconnect(self, host: str) -> None:  # as a part that cannot remove an interface has it

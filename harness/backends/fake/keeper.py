@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.target.capabilities import Capability
 from harness.target.keeper import Keeper
 from harness.topology import Component
 
@@ -14,6 +15,9 @@ if TYPE_CHECKING:
 
 class FakeKeeper(Keeper):
     """Restarts at once: every promise is a second."""
+
+    # the model keeps a self-hosted control plane too, so that the checkpointer's scenarios run on it
+    OFFERS = Keeper.OFFERS | {Capability.SELF_HOSTED}
 
     def __init__(self, target: "FakeTarget", component: Component) -> None:
         self.target = target

@@ -48,13 +48,16 @@ class FakeTarget(Target):
         self.topology = load_topology(self.run_dir / "topology.yaml")
 
     # What the model models: every fault's operations, not what only a real cluster has (its supervisor's record, its
-    # files, pods, hollow nodes, iperf3, a shape that changes); the network, whole hosts and the load balancer's view
-    # are its parts'
+    # files, pods, hollow nodes, iperf3, a shape that changes); the network, whole hosts, the load balancer's view and
+    # holds and overrides are its parts'
+    KEEPERS = (FakeKeeper,)
     CAPABILITIES = frozenset(Capability) - {Capability.SUPERVISOR, Capability.RUN_FILES, Capability.HOLLOW_NODES,
                                             Capability.HOST_BANDWIDTH, Capability.PODS, Capability.NODES,
                                             Capability.STATIC_PODS,
                                             Capability.SCALE, Capability.NODE_POWER, Capability.NODE_DISCONNECT,
-                                            Capability.NETWORK, Capability.SHAPE, Capability.LB_ADMIN}
+                                            Capability.NETWORK, Capability.SHAPE, Capability.LB_ADMIN,
+                                            Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS,
+                                            Capability.SELF_HOSTED}
     NETWORK = ModelNetwork
     POWER = ModelPower
     HEALTH = ModelHealth

@@ -25,6 +25,7 @@ from harness.clients import kubeapi
 from harness.clients.kubeapi import PodRestarts
 from harness.components.static_pod_keeper import StaticPodKeeper
 from harness.errors import ClusterError, FaultError, FaultRefused
+from harness.target.capabilities import Capability
 from harness.wait import wait_for
 
 if TYPE_CHECKING:
@@ -198,6 +199,9 @@ class SelfHostedKeeper(StaticPodKeeper):
     """A self-hosted component's pods: the kubelet runs them for a DaemonSet or a Deployment, not from a manifest
     on the node's disk, so holds and flag overrides (manifest moves and rewrites) are refused; its restarts, back-off
     and logs are read as a static pod's."""
+
+    # a DaemonSet's or a Deployment's pods, kept on each node's disk by the pod checkpointer; no manifest to move
+    OFFERS = frozenset({Capability.SELF_HOSTED})
 
     def _refuse(self, what: str) -> FaultRefused:
         workload_kind = "DaemonSet" if self.name == "kube-apiserver" else "Deployment"

@@ -69,8 +69,8 @@ class KindTarget(Target):
         self.topology = load_kind_topology(self.run_dir / "topology.yaml")
         self._roles: dict[str, str] | None = None  # the node list, once every node is there (_node_roles)
 
-    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.PODS,
-                              Capability.NODES, Capability.STATIC_PODS, Capability.SELF_HOSTED})
+    KEEPERS = (StaticPodKeeper, self_hosted.SelfHostedKeeper)
+    CAPABILITIES = frozenset({Capability.PODS, Capability.NODES})
     POWER = NodePower
     HEALTH = KindHealth
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from harness.backends.process.processes import cmdline
 from harness.backends.process.supervisor import STABLE_AFTER_S, Control
+from harness.target.capabilities import Capability
 from harness.target.keeper import Keeper
 from harness.thresholds import restart_budget_s
 from harness.topology import Component
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 
 class SupervisedKeeper(Keeper):
     """One component's supervisors, one per host that runs it (`<component>@<host>`)."""
+
+    # every start and exit is the run's event, and the restart policy is the topology's
+    OFFERS = Keeper.OFFERS | {Capability.SUPERVISOR}
 
     def __init__(self, target: "ProcessTarget", component: Component) -> None:
         self.target = target

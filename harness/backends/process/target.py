@@ -53,10 +53,9 @@ class ProcessTarget(Membership, Target):
 
     HEALTH = SupervisedHealth
 
-    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS, Capability.SUPERVISOR,
-                              Capability.RUN_FILES, Capability.ETCD_DATA,
-                              Capability.HOLLOW_NODES, Capability.HOST_BANDWIDTH, Capability.RELEASES,
-                              Capability.SCALE})
+    KEEPERS = (SupervisedKeeper,)
+    CAPABILITIES = frozenset({Capability.RUN_FILES, Capability.ETCD_DATA, Capability.HOLLOW_NODES,
+                              Capability.HOST_BANDWIDTH, Capability.RELEASES, Capability.SCALE})
 
     # ---- identity ------------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ class NoKnownKeeper(Keeper):
     """A component the inventory says runs as a plain process: it is not held or overridden, so there is nothing
     to release, restore or sweep; whatever needs a keeper is Unsupported, with the fix."""
 
+    OFFERS = frozenset()  # nothing to hold or override it with
+
     def __init__(self, component: Component, runs_as: str) -> None:
         self.component = component
         self.runs_as = runs_as

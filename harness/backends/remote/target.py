@@ -22,6 +22,8 @@ from harness.backends.remote.links import OwnersLinks
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
 from harness.clients.kubeapi import ApiClient
 from harness.components.flags import parse_flags
+from harness.components.static_pod_keeper import StaticPodKeeper
+from harness.components.systemd_keeper import SystemdKeeper
 from harness.errors import ClusterError
 from harness.inventory.check import ssh_hosts
 from harness.inventory.discover import find_pids
@@ -69,8 +71,8 @@ class RemoteTarget(Target):
     # iperf3 is the owner's (tool_path: one missing on a host is Unsupported, named with the host); its nodes are
     # read through the API (a cluster without kubelets skips those checks, naming what it lacks); its control plane
     # is static pods where the inventory says so (RemoteBackend.topology_lacks)
-    CAPABILITIES = frozenset({Capability.SIGNAL, Capability.HOLD, Capability.OVERRIDE_ARGS,
-                              Capability.HOST_BANDWIDTH, Capability.NODES, Capability.STATIC_PODS})
+    KEEPERS = (SystemdKeeper, StaticPodKeeper, keepers.NoKnownKeeper)
+    CAPABILITIES = frozenset({Capability.HOST_BANDWIDTH, Capability.NODES})
     NETWORK = OwnersLinks
     HEALTH = InventoryHealth
 
