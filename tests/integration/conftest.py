@@ -1,6 +1,8 @@
 import contextlib
 import ipaddress
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,22 @@ def pytest_collection_modifyitems(items):
 def _needs_root():
     if os.geteuid() != 0:
         pytest.skip("integration tests build real clusters and need root")
+
+
+def run_in_its_own_group(command: list[str], *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    """`subprocess.run(command, capture_output=True, text=True)` in a process group of its own, killed whole when the
+    test ends before the command (pytest's timeout, an interrupt): a command with children of its own (`quorum
+    change` runs pytest) leaves none behind to hold its cluster's run directory against the next test."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                          **kwargs) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 @contextlib.contextmanager

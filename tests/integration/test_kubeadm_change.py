@@ -7,7 +7,6 @@ takes it to v1.35.4 and every verdict passes: the steps, the skew policy at ever
 on, availability, lost writes and leader continuity. One cluster serves them all, in file order."""
 
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import yaml
 from harness.backends import registry
 from harness.backends.docker.engine import ensure_engine
 from harness.backends.kind import release_bundle
-from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet
+from tests.integration.conftest import CLUSTERS, ROOT, on_a_free_subnet, run_in_its_own_group
 from tests.integration.standin import kind_standin
 from tests.tiers import Selection, fails, passes
 
@@ -75,11 +74,10 @@ def staging(tmp_path_factory) -> Iterator[Staging]:
 def quorum_change(staging: Staging, tmp_path: Path, procedure: Path) -> tuple[int, list[str], str]:
     """`quorum change --target INVENTORY --procedure PROCEDURE` from the repository's root, as a team runs it: its
     exit code, its verdict lines and its whole output."""
-    result = subprocess.run(
+    result = run_in_its_own_group(
         [sys.executable, "-m", "harness.cli", "change", f"--target={staging.inventory}", f"--procedure={procedure}",
          f"--run-dir={tmp_path / 'change-run'}", f"--history-dir={tmp_path / 'histories'}",
-         f"--change-logs={tmp_path / 'logs'}"],
-        cwd=ROOT, env=staging.env, capture_output=True, text=True, timeout=2400)
+         f"--change-logs={tmp_path / 'logs'}"], cwd=ROOT, env=staging.env, timeout=2400)
     output = result.stdout + result.stderr
     return result.returncode, [line for line in output.splitlines() if line.startswith(("PASS", "FAIL", "UNKNOWN"))], \
         output
