@@ -5,7 +5,6 @@ rolled back by the good downgrade; a change that exits non-zero, outlives its bu
 which. One ha3 cluster serves them all (`--keep-cluster`), in file order: each bad procedure's rollback leaves it on
 v1.34.4, the example upgrade on v1.35.4 and the example downgrade (deep) on v1.34.4 again for the rest."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -97,9 +96,8 @@ def test_the_example_downgrade_takes_ha3_back_and_every_verdict_passes(kept, tmp
                   "skipped minor, with v1.36.3 built (~2 min warm)")
 @pytest.mark.timeout(2400)  # on a new machine v1.36.3 is built first: 14 minutes beside two cluster lanes (docs/ci.md)
 def test_a_change_that_skips_a_minor_release_fails_on_the_skew_policy(kept, tmp_path):
-    build = subprocess.run([sys.executable, "-m", "harness.cli", "toolchain", "install", "--kubernetes", SKIPPED,
-                            "kube-apiserver", "kube-controller-manager", "kube-scheduler"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=1500)
+    build = run_in_its_own_group([sys.executable, "-m", "harness.cli", "toolchain", "install", "--kubernetes", SKIPPED,
+                                  "kube-apiserver", "kube-controller-manager", "kube-scheduler"], cwd=ROOT, timeout=1500)
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     code, output = quorum_change(kept, tmp_path, f"--procedure={BAD / 'skip-a-minor.yaml'}")
     assert code == 1 and "rule apiserver-ha-skew" in output, failure_excerpt(output)
