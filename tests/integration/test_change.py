@@ -94,7 +94,7 @@ def test_the_example_downgrade_takes_ha3_back_and_every_verdict_passes(kept, tmp
 @fails("process", CHANGE, "procedures/skip-a-minor.yaml")
 @pytest.mark.deep("all-apiservers-at-once.sh fails the same scenario on availability; this fails its skew check on a "
                   "skipped minor, with v1.36.3 built (~2 min warm)")
-@pytest.mark.timeout(2400)  # on a new machine v1.36.3 is built first: 14 minutes beside two cluster lanes (docs/ci.md)
+@pytest.mark.timeout(2400)  # on a new machine v1.36.3 is built first, beside two cluster lanes (docs/ci.md has the time)
 def test_a_change_that_skips_a_minor_release_fails_on_the_skew_policy(kept, tmp_path):
     build = run_in_its_own_group([sys.executable, "-m", "harness.cli", "toolchain", "install", "--kubernetes", SKIPPED,
                                   "kube-apiserver", "kube-controller-manager", "kube-scheduler"], cwd=ROOT, timeout=1500)

@@ -30,7 +30,7 @@ def test_the_pairs_are_adjacent_minors_and_the_first_is_what_ci_runs():
 @passes("process", Selection(("scenarios/lifecycle/test_upgrade.py",)))
 @pytest.mark.deep("CI runs the lifecycle suite on the first pair (the main job on ha3); this repeats it on the later "
                   "pairs of the matrix, each ~5 min plus its build")
-# on a new machine both releases are built first: up to 25 minutes beside two cluster lanes (docs/ci.md)
+# on a new machine both releases are built first, beside two cluster lanes (docs/ci.md has the time)
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("running, to", PAIRS[1:], ids=[f"{a}-to-{b}" for a, b in PAIRS[1:]])
 def test_the_lifecycle_suite_passes_on_each_later_pair(tmp_path, running, to):
