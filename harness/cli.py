@@ -17,7 +17,8 @@ from harness.change.cli import change, install
 from harness.errors import ClusterError, QuorumError
 from harness.inventory.cli import inventory
 from harness.toolchain.versions import (ETCD_UPGRADE_BINARIES, ETCD_UPGRADE_TO, ETCD_VERSION, KUBERNETES_DEFAULT,
-                                       UPGRADE_BINARIES, UPGRADE_TO, kubernetes_version)
+                                       RELEASE_MATRIX, UPGRADE_BINARIES, UPGRADE_TO, kubernetes_version,
+                                       matrix_binaries)
 
 # CI logs are not terminals; keep tables on one line per row there
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -40,15 +41,25 @@ def toolchain() -> None:
 @click.option("--upgrade-target", is_flag=True, help=f"instead, the control plane of {UPGRADE_TO} and etcd "
               f"{ETCD_UPGRADE_TO}, the releases the lifecycle suite upgrades to by default (pytest --upgrade-to, "
               "--etcd-upgrade-to)")
+@click.option("--release-matrix", is_flag=True, help="instead, what the deep tier runs of the lifecycle suite's later "
+              f"releases ({', '.join(RELEASE_MATRIX[2:])}): their control planes, and kubectl where a cluster is built")
 @click.argument("names", nargs=-1)
-def toolchain_install(kubernetes: str, etcd: str, upgrade_target: bool, names: tuple[str, ...]) -> None:
+def toolchain_install(kubernetes: str, etcd: str, upgrade_target: bool, release_matrix: bool,
+                      names: tuple[str, ...]) -> None:
     """Install every binary (or only NAMES) that is missing from the cache."""
     from harness.toolchain.install import Toolchain
 
-    if upgrade_target:
-        if kubernetes != KUBERNETES_DEFAULT or etcd != ETCD_VERSION or names:
-            raise click.UsageError(f"--upgrade-target builds the control plane of {UPGRADE_TO} and etcd "
-                                   f"{ETCD_UPGRADE_TO}, so it takes no --kubernetes, --etcd or names: drop one")
+    chosen = [flag for flag, given in (("--upgrade-target", upgrade_target), ("--release-matrix", release_matrix))
+              if given]
+    if chosen and (kubernetes != KUBERNETES_DEFAULT or etcd != ETCD_VERSION or names or len(chosen) > 1):
+        raise click.UsageError(f"{chosen[-1]} chooses the releases itself, so it takes no --kubernetes, --etcd, "
+                               "names or other choice of releases: drop one")
+    if release_matrix:
+        entries = []
+        for release in RELEASE_MATRIX[2:]:
+            chain = Toolchain(release)
+            entries += chain.install(list(matrix_binaries(release)))
+    elif upgrade_target:
         entries = Toolchain(UPGRADE_TO).install(list(UPGRADE_BINARIES))
         chain = Toolchain(etcd=ETCD_UPGRADE_TO)
         entries += chain.install(list(ETCD_UPGRADE_BINARIES))

@@ -18,6 +18,18 @@ KUBERNETES_DEFAULT = "v1.34.4"
 # only: the process and docker backends run no kubelet)
 UPGRADE_TO = "v1.35.4"
 UPGRADE_BINARIES: tuple[str, ...] = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+# the lifecycle suite's release matrix (docs/lifecycle.md): adjacent minors from the default on, each the newest patch
+# the Go module proxy served when it was added. The deep tier upgrades each release to the next one, and skips one
+# minor (v1.34 to v1.36) to show the skew policy refusing it.
+RELEASE_MATRIX: tuple[str, ...] = (KUBERNETES_DEFAULT, UPGRADE_TO, "v1.36.3", "v1.37.2")
+
+
+def matrix_binaries(release: str) -> tuple[str, ...]:
+    """What the deep tier runs of a release of RELEASE_MATRIX after UPGRADE_TO: its control plane, which a cluster
+    is upgraded to, and kubectl when a cluster is also built on it (every release but the last)."""
+    if release not in RELEASE_MATRIX[2:]:
+        raise ValueError(f"{release} is not a later release of the matrix {RELEASE_MATRIX}")
+    return UPGRADE_BINARIES + (() if release == RELEASE_MATRIX[-1] else ("kubectl",))
 KUBERNETES_MIN_MINOR = 34  # older releases need a Go toolchain older than the one we can rely on
 KWOK_VERSION = "v0.8.0"
 KIND_VERSION = "v0.33.0"

@@ -1,7 +1,11 @@
+import subprocess
+import sys
+
 import pytest
 
 from harness.errors import ToolchainError
-from harness.toolchain.versions import Version, kubernetes_version, staging_version
+from harness.toolchain.versions import (KUBERNETES_DEFAULT, RELEASE_MATRIX, UPGRADE_BINARIES, UPGRADE_TO, Version,
+                                       kubernetes_version, matrix_binaries, staging_version)
 
 
 @pytest.mark.parametrize(
@@ -72,3 +76,26 @@ def test_an_etcd_release_is_taken_with_or_without_its_v():
     from harness.toolchain.versions import Version, etcd_version
 
     assert etcd_version("3.6.16") == etcd_version("v3.6.16") == Version(3, 6, 16)
+
+
+def test_the_release_matrix_is_adjacent_minors_from_what_ci_builds():
+    assert RELEASE_MATRIX[:2] == (KUBERNETES_DEFAULT, UPGRADE_TO)
+    minors = [Version.parse(release).minor for release in RELEASE_MATRIX]
+    assert minors == list(range(minors[0], minors[0] + len(minors)))
+
+
+def test_the_deep_tier_builds_kubectl_only_where_a_cluster_runs_the_release():
+    assert matrix_binaries(RELEASE_MATRIX[2]) == UPGRADE_BINARIES + ("kubectl",)
+    assert matrix_binaries(RELEASE_MATRIX[-1]) == UPGRADE_BINARIES
+    with pytest.raises(ValueError, match="not a later release of the matrix"):
+        matrix_binaries(UPGRADE_TO)  # the set-up's --upgrade-target builds it
+
+
+@pytest.mark.parametrize("arguments", [["--release-matrix", "kubectl"], ["--release-matrix", "--upgrade-target"],
+                                       ["--upgrade-target", "--kubernetes", "v1.35.4"]])
+def test_a_choice_of_releases_refuses_other_choices_with_the_fix(arguments):
+    result = subprocess.run([sys.executable, "-m", "harness.cli", "toolchain", "install", *arguments],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "chooses the releases itself" in result.stderr and "drop one" in result.stderr
+    assert "Traceback" not in result.stderr
