@@ -18,6 +18,15 @@ from harness.errors import QuorumError
 from harness.shell import CommandError
 
 
+class HostRole:
+    """Roles `hosts(role)` understands."""
+
+    CONTROLLER = "controller"  # runs an apiserver (and, on stacked etcd, a member)
+    ETCD = "etcd"  # runs an etcd member
+    WORKER = "worker"  # runs pods, not the control plane
+    LOADBALANCER = "loadbalancer"
+
+
 @dataclass(frozen=True)
 class Ran:
     """What a command inside a host did: its exit code and both outputs."""

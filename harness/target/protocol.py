@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from harness.errors import Unsupported  # noqa: F401 - the protocol's error, defined beside QuorumError
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
+from harness.target.clients import Clients
 from harness.target.health import Health
-from harness.target.hosts import Hosts
+from harness.target.hosts import HostRole, Hosts  # noqa: F401 - HostRole: imported from here too
 from harness.target.keeper import Keeper
 from harness.target.network import InHostNetwork, Network
 from harness.target.power import Power
@@ -28,20 +29,6 @@ from harness.topology import Component
 
 if TYPE_CHECKING:
     from harness.faults.base import Fault
-
-    from harness.clients.etcdapi import EtcdClient, EtcdCredentials
-    from harness.clients.kubeapi import ApiClient
-    from harness.pki import Pair
-
-
-
-class HostRole:
-    """Roles `hosts(role)` understands."""
-
-    CONTROLLER = "controller"  # runs an apiserver (and, on stacked etcd, a member)
-    ETCD = "etcd"  # runs an etcd member
-    WORKER = "worker"  # runs pods, not the control plane
-    LOADBALANCER = "loadbalancer"
 
 
 def component_name(component: Component | str) -> str:
@@ -56,7 +43,7 @@ def split_id(component_id: str) -> tuple[str, str]:
     return component, host
 
 
-class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, ComponentReleases, ABC):
+class Target(Hosts, Clients, ConfiguredPromises, SelfHostedRecovery, PodContainers, ComponentReleases, ABC):
     run_dir: Path
     state: RunState
     topology: Any  # the validated model the cluster was built from (its settings: leases, etcd timings, ...)
@@ -159,61 +146,6 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
         self.__init__(self.run_dir)  # type: ignore[misc]
         return self
 
-    # ---- clients -------------------------------------------------------------------------------
-
-    @property
-    @abstractmethod
-    def api(self) -> "ApiClient":
-        """The Kubernetes API through the load balancer, as an admin."""
-
-    @abstractmethod
-    def apiserver(self, host: str) -> "ApiClient":
-        """One apiserver directly, bypassing the load balancer."""
-
-    @property
-    def api_endpoint(self) -> str:
-        return self.api.endpoint
-
-    @property
-    @abstractmethod
-    def admin_kubeconfig(self) -> Path: ...
-
-    def lease_clients(self) -> list["ApiClient"]:
-        """Where the lease watcher reads leases from, in order of preference."""
-        return [self.api]
-
-    @property
-    @abstractmethod
-    def etcd(self) -> "EtcdClient": ...
-
-    @property
-    @abstractmethod
-    def etcd_urls(self) -> list[str]: ...
-
-    @abstractmethod
-    def etcd_url(self, host: str) -> str: ...
-
-    def unanswered_etcd_url(self) -> str:
-        """An etcd client URL nothing answers at, for a component misconfigured on purpose. Here the apiserver
-        host's own loopback, port 1 (not 2379: kubeadm's stacked etcd listens on loopback too): Quorum sends nothing
-        into a network it did not create. A target on a network Quorum built names an address of it that no host
-        owns, the common mistake (BuiltNetworkAddresses)."""
-        return "https://127.0.0.1:1"
-
-    def etcd_member_named(self, url: str) -> str | None:
-        """The etcd host a client URL from a component's configuration reaches (by address, or by a name the
-        cluster's DNS gives the host), or None when it names no member."""
-        return next((host for host in self.hosts(HostRole.ETCD) if self.etcd_url(host) == url), None)
-
-    @property
-    @abstractmethod
-    def etcd_credentials(self) -> "EtcdCredentials | None":
-        """The harness's etcd client certificate (None when etcd takes plain-text clients)."""
-
-    @abstractmethod
-    def ensure_local(self) -> None:
-        """Raise unless traffic to the cluster stays on this machine (checked before monitors send any)."""
-
     # ---- components ----------------------------------------------------------------------------
 
     @abstractmethod
@@ -294,15 +226,6 @@ class Target(Hosts, ConfiguredPromises, SelfHostedRecovery, PodContainers, Compo
         """The path, inside `host`, of the configuration file Quorum wrote for the component (Capability.RUN_FILES)."""
         self.require(Capability.RUN_FILES)
         raise NotImplementedError
-
-    def client_credentials(self, user: str) -> tuple[Path, "Pair"]:
-        """The cluster CA's certificate and a client pair for `user`, which Quorum's PKI issued (RUN_FILES)."""
-        self.require(Capability.RUN_FILES)
-        raise NotImplementedError
-
-    def load_credentials(self) -> tuple[Path, "Pair"]:
-        """The CA and client pair the API load runs as: Quorum's own loadgen identity where Quorum issued it."""
-        return self.client_credentials("loadgen")
 
     def hollow_nodes(self) -> list[str]:
         """The names of the cluster's hollow nodes (none on a target without them)."""
