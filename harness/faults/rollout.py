@@ -6,7 +6,6 @@ as bootkube's recovery does. docs/checkpointer.md says why two apiservers per no
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 
 from harness.clients import rollout
@@ -14,6 +13,7 @@ from harness.errors import FaultError
 from harness.faults.base import Fault, wait_for
 from harness.target.capabilities import Capability
 from harness.target.protocol import Target
+from harness.wait import until
 
 FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*")
 UNDO_TRIES_S = 30.0  # kubectl rollout undo retried this long before the bootstrap apiserver is brought back
@@ -63,18 +63,23 @@ class Rollout(Fault):
         self._wait_restored(target)
 
     def _undo(self, target: Target, tries_s: float | None = None) -> str | None:
-        deadline, problem = time.monotonic() + (UNDO_TRIES_S if tries_s is None else tries_s), "the API did not answer"
-        while time.monotonic() < deadline:
+        """Undo the rollout, tried again every 2 s while the API does not answer or kubectl fails; None once the
+        DaemonSet's template is the captured one again, else the last problem seen."""
+        problems = ["the API did not answer"]
+
+        def undone() -> bool:
             workload = rollout.daemonset(target.api, self.daemonset)
-            if workload is not None:
-                if rollout.command(workload) == self.captured["command"]:
-                    return None  # never changed, or undone already
-                problem = rollout.kubectl_rollout_undo(str(target.admin_kubeconfig), self.daemonset,
-                                                       self.captured["revision"])
-                if problem is None:
-                    return None
-            time.sleep(2.0)
-        return problem
+            if workload is None:
+                return False
+            if rollout.command(workload) == self.captured["command"]:
+                return True  # never changed, or undone already
+            problem = rollout.kubectl_rollout_undo(str(target.admin_kubeconfig), self.daemonset,
+                                                   self.captured["revision"])
+            if problem is not None:
+                problems.append(problem)
+            return problem is None
+
+        return None if until(undone, UNDO_TRIES_S if tries_s is None else tries_s, 2.0).held else problems[-1]
 
     def _wait_restored(self, target: Target) -> None:
         def restored() -> bool:

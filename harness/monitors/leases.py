@@ -229,15 +229,16 @@ class LeaderWatcher:
         """Return halfway through the holder's sleep between two renewals (mid_sleep), so that a fault lands
         outside any renewal in flight; False if no renewal could be placed within `timeout`."""
         deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            seen = self.wait_for_renewal(subject, left)
-            if seen is None:
+
+        def placed() -> bool:
+            seen = self.wait_for_renewal(subject, max(0.0, deadline - time.monotonic()))
+            moment = None if seen is None else mid_sleep(seen, retry_period_s)
+            if moment is None or moment < now():  # none in the time left, or seen too late or too loosely: the next
                 return False
-            moment = mid_sleep(seen, retry_period_s)
-            if moment is not None and moment >= now():  # else seen too late or too loosely: the next renewal
-                time.sleep(max(0.0, moment - now()))
-                return True
-        return False
+            time.sleep(max(0.0, moment - now()))
+            return True
+
+        return until(placed, timeout, 0.0).held
 
     def wait_for_new_holder(self, subject: str, old: str, timeout: float) -> str | None:
         """Wait until an identity other than `old` leads; None on timeout (the checker judges the record)."""
