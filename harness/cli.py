@@ -226,11 +226,12 @@ def status(cluster: str | None) -> None:
         console.print(f"load balancer: {lb}", markup=False)
     for lease, host in c.health.lease_holders().items():
         console.print(f"{lease} lease: {host or 'unheld'}", markup=False)
-    if Capability.HOLLOW_NODES in c.capabilities() and c.topology.hollow_nodes.count:
+    expected = c.hollow_nodes()
+    if expected:
         from harness.load.hollow import node_readiness
 
-        total, ready = node_readiness(c.api)
-        console.print(f"hollow nodes: {len(ready)} Ready of {total} (topology: {c.topology.hollow_nodes.count})")
+        total, ready = node_readiness(c.api, c.hollow_selector())
+        console.print(f"hollow nodes: {len(ready)} Ready of {total} ({len(expected)} expected)")
     problems = c.health.problems()
     console.print("healthy" if not problems else f"unhealthy: {'; '.join(problems)}", markup=False)
 

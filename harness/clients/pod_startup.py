@@ -15,6 +15,7 @@ import requests
 
 from harness.clients.kubeapi import ApiClient
 from harness.components.kwok import HOLLOW_LABEL
+from harness.load.hollow import HOLLOW_TOLERATION
 from harness.history import History, Op, Outcome
 from harness.wait import until
 
@@ -92,7 +93,8 @@ class PodWatch:
 
 def pod(name: str) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": LABEL}},
-            "spec": {"nodeSelector": {HOLLOW_LABEL: "true"}, "automountServiceAccountToken": False,
+            "spec": {"nodeSelector": {HOLLOW_LABEL: "true"}, "tolerations": [dict(HOLLOW_TOLERATION)],
+                     "automountServiceAccountToken": False,
                      "containers": [{"name": "c", "image": "quorum.invalid/hollow:never-pulled"}]}}
 
 

@@ -24,16 +24,18 @@ def stages() -> str:
     return resources.files("harness.components").joinpath("kwok_data/stages.yaml").read_text()
 
 
-def configuration(layout: Layout, host: Host) -> str:
-    hollow = layout.topology.hollow_nodes
+def configuration_for(*, address: str, player: str, node_lease_s: int, pod_cidr: str, node_ip: str | None = None,
+                      port: int = PORT) -> str:
+    """A kwok controller's configuration: it serves its kubelet API on `address`:`port`, plays the nodes whose
+    HOST_LABEL is `player`, and reports `node_ip` (default: `address`) as their address."""
     options = {
-        "cidr": str(hollow.pod_cidr),
-        "nodeIP": layout.address(host),
-        "nodePort": PORT,
-        "serverAddress": f"{layout.address(host)}:{PORT}",
+        "cidr": pod_cidr,
+        "nodeIP": node_ip or address,
+        "nodePort": port,
+        "serverAddress": f"{address}:{port}",
         "manageAllNodes": False,
-        "manageNodesWithLabelSelector": f"{HOST_LABEL}={host.name}",
-        "nodeLeaseDurationSeconds": hollow.node_lease_s,  # renewed at a quarter, like the kubelet
+        "manageNodesWithLabelSelector": f"{HOST_LABEL}={player}",
+        "nodeLeaseDurationSeconds": node_lease_s,  # renewed at a quarter, like the kubelet
         "nodeLeaseParallelism": 8,  # 1000 renewals per 10 s need more than the default 4 under load
         "podPlayStageParallelism": 4,
         "nodePlayStageParallelism": 4,
@@ -44,6 +46,13 @@ def configuration(layout: Layout, host: Host) -> str:
     head = yaml.safe_dump({"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
                            "options": options}, sort_keys=False)
     return f"{head}{stages()}"
+
+
+def configuration(layout: Layout, host: Host) -> str:
+    """The kwok controller of a nodes host of a topology Quorum builds: it plays that host's share of the nodes."""
+    hollow = layout.topology.hollow_nodes
+    return configuration_for(address=layout.address(host), player=host.name, node_lease_s=hollow.node_lease_s,
+                             pod_cidr=str(hollow.pod_cidr))
 
 
 def config_path(layout: Layout, host: Host):

@@ -30,11 +30,11 @@ class StopNodeHeartbeats(Fault):
     node: str = ""
 
     def plan(self, target: Target) -> None:
-        played_by = {node: host.name for host in target.topology.node_hosts
-                     for node in target.topology.hollow_node_names(host)}
+        played_by = target.hollow_players()
         if not played_by:
             raise FaultError("the cluster has no hollow nodes whose heartbeats could stop",
-                             "use a topology with hollow_nodes (clusters/ha3-1000.yaml)")
+                             "use a topology with hollow_nodes (clusters/ha3-1000.yaml), or an inventory's "
+                             "hollow_nodes on a disposable target")
         node = self.node or min(played_by)
         if node not in played_by:
             raise FaultError(f"{node!r} is not a hollow node of {target.name}",

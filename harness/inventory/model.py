@@ -125,6 +125,22 @@ class Limits(Strict):
         return time.fromisoformat(start), time.fromisoformat(end)
 
 
+class HollowNodes(Strict):
+    """Node objects Quorum adds to a disposable target for the load suite, played by one kwok controller on this
+    machine (harness/remote/hollow_fleet.py): labelled and tainted as Quorum's, removed when the run ends."""
+
+    count: int = Field(ge=1, le=1000, description="how many; the load suite's heartbeats and pods need them")
+    node_lease_s: int = Field(40, ge=10, le=3600, description="the nodes' Lease duration; renewed at a quarter of it "
+                              "(the kubelet's nodeLeaseDurationSeconds, default 40 s)")
+    create_rate_per_s: float = Field(20.0, gt=0, le=100, description="how fast Quorum creates the Node objects (the "
+                                     "SLOs' churn prerequisite is 20 objects a second)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def shorthand(cls, data: object) -> object:
+        return {"count": data} if isinstance(data, int) else data
+
+
 class Inventory(Strict):
     name: HostName = Field(description="names the target in reports and the gate")
     disposable: bool = Field(False, description="true allows destructive faults; a staging cluster is not")
@@ -136,9 +152,15 @@ class Inventory(Strict):
     etcd: EtcdAccess | None = None
     load_balancer: LoadBalancer = LoadBalancer()
     limits: Limits = Limits()
+    hollow_nodes: HollowNodes | None = Field(None, description="hollow nodes Quorum adds while it runs (disposable "
+                                             "targets only)")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Inventory":
+        if self.hollow_nodes is not None and not self.disposable:
+            raise ValueError("hollow_nodes adds Node objects to the cluster, and the DaemonSets that tolerate every "
+                             "taint put pods on them: only on a disposable target; fix: remove hollow_nodes, or set "
+                             "disposable: true on a cluster that may be changed")
         names = [host.name for host in self.hosts]
         if len(set(names)) != len(names):
             raise ValueError(f"host names repeat: {sorted({n for n in names if names.count(n) > 1})}; fix: name each host once")

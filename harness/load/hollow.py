@@ -22,6 +22,10 @@ NAMESPACE = "quorum-hollow"
 DEPLOYMENT = "hollow-pods"
 NODES_PATH = "/api/v1/nodes"
 SELECTOR = f"labelSelector={HOLLOW_LABEL}%3Dtrue"
+# on a cluster Quorum did not build, its owner's workloads stay off nodes that do not exist (the hollow pods and the
+# load's pods tolerate it; a DaemonSet that tolerates every taint still puts its pods there, and kwok plays them)
+HOLLOW_TAINT = {"key": HOLLOW_LABEL, "value": "true", "effect": "NoSchedule"}
+HOLLOW_TOLERATION = {"key": HOLLOW_LABEL, "operator": "Exists", "effect": "NoSchedule"}
 CREATORS = 8  # concurrent creates; the rate limit, not this, sets the pace
 READY_MARGIN_S = 120.0  # beyond the creation time, for the last nodes and pods to turn Ready
 
@@ -37,20 +41,32 @@ class HollowFigures:
     pods_running_s: float  # from the Deployment's create until every pod is available
 
 
-def node_object(topology: Topology, name: str, host: str) -> dict:
+def node_object(name: str, player: str, kubelet_version: str, *, tainted: bool = False,
+                labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> dict:
+    """A hollow Node for the kwok controller whose selector is HOST_LABEL=`player`. Tainted (HOLLOW_TAINT) on a
+    cluster Quorum did not build, so that its owner's workloads are not scheduled onto nodes that do not exist."""
     capacity = {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "100Gi"}
-    return {
+    node = {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {
             "name": name,
-            "labels": {HOLLOW_LABEL: "true", HOST_LABEL: host, "kubernetes.io/hostname": name,
-                       "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"},
-            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+            "labels": {HOLLOW_LABEL: "true", HOST_LABEL: player, "kubernetes.io/hostname": name,
+                       "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok", **(labels or {})},
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake", **(annotations or {})},
         },
         "status": {"capacity": capacity, "allocatable": capacity,
                    "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux",
-                                "kubeletVersion": f"{topology.kubernetes}-kwok"}},
+                                "kubeletVersion": kubelet_version}},
     }
+    if tainted:
+        node["spec"] = {"taints": [dict(HOLLOW_TAINT)]}
+    return node
+
+
+def topology_nodes(topology: Topology) -> list[dict]:
+    """The hollow Nodes of a topology Quorum builds, each for the kwok controller of its nodes host."""
+    return [node_object(name, host.name, f"{topology.kubernetes}-kwok")
+            for host in topology.node_hosts for name in topology.hollow_node_names(host)]
 
 
 def deployment_object(replicas: int) -> dict:
@@ -66,6 +82,7 @@ def deployment_object(replicas: int) -> dict:
                 "metadata": {"labels": labels},
                 "spec": {
                     "nodeSelector": {HOLLOW_LABEL: "true"},
+                    "tolerations": [dict(HOLLOW_TOLERATION)],
                     "automountServiceAccountToken": False,
                     # never pulled: kwok plays the containers
                     "containers": [{"name": "hollow", "image": "quorum.invalid/hollow:never-pulled"}],
@@ -99,21 +116,20 @@ class Progress:
                 self.say(f"{self.what}: {self.done}/{self.total} ({rate:.0f}/s)")
 
 
-def create_nodes(api: ApiClient, topology: Topology, say: Say) -> float:
-    """Create every hollow node (existing ones are kept), at hollow_nodes.create_rate_per_s."""
-    wanted = [(name, host.name) for host in topology.node_hosts for name in topology.hollow_node_names(host)]
-    interval = 1.0 / topology.hollow_nodes.create_rate_per_s
-    progress = Progress(say, "hollow nodes created", len(wanted))
+def create_nodes(api: ApiClient, nodes: list[dict], rate_per_s: float, say: Say) -> float:
+    """Create every hollow node (existing ones are kept), at `rate_per_s`; how long it took."""
+    interval = 1.0 / rate_per_s
+    progress = Progress(say, "hollow nodes created", len(nodes))
     started = time.monotonic()
 
     def create(index: int) -> None:
         delay = started + index * interval - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        name, host = wanted[index]
+        name = nodes[index]["metadata"]["name"]
         for attempt in range(5):
             try:
-                response = api.request("POST", NODES_PATH, node_object(topology, name, host))
+                response = api.request("POST", NODES_PATH, nodes[index])
             except requests.RequestException as error:
                 if attempt == 4:
                     raise ClusterError(f"creating node {name}: {error}", "check the apiservers are up") from None
@@ -127,13 +143,13 @@ def create_nodes(api: ApiClient, topology: Topology, say: Say) -> float:
         progress.advance()
 
     with ThreadPoolExecutor(CREATORS, thread_name_prefix="hollow-create") as pool:
-        list(pool.map(create, range(len(wanted))))
+        list(pool.map(create, range(len(nodes))))
     return time.monotonic() - started
 
 
-def node_readiness(api: ApiClient) -> tuple[int, set[str]]:
-    """(hollow nodes, names of those Ready), from the apiserver's watch cache."""
-    response = api.request("GET", f"{NODES_PATH}?{SELECTOR}&resourceVersion=0", timeout=30.0)
+def node_readiness(api: ApiClient, selector: str = SELECTOR) -> tuple[int, set[str]]:
+    """(hollow nodes, names of those Ready), from the apiserver's watch cache; `selector`: which hollow nodes."""
+    response = api.request("GET", f"{NODES_PATH}?{selector}&resourceVersion=0", timeout=30.0)
     _check(response, "listing hollow nodes")
     items = response.json().get("items", [])
     ready = {node["metadata"]["name"] for node in items
@@ -142,14 +158,18 @@ def node_readiness(api: ApiClient) -> tuple[int, set[str]]:
     return len(items), ready
 
 
-def wait_nodes_ready(api: ApiClient, count: int, timeout_s: float, say: Say) -> None:
+KWOK_LOGS = "read the kwok logs (`quorum logs kwok@HOST`); lower hollow_nodes.count or add nodes hosts"
+
+
+def wait_nodes_ready(api: ApiClient, count: int, timeout_s: float, say: Say, selector: str = SELECTOR,
+                     fix: str = KWOK_LOGS) -> None:
     """Until every hollow node has been seen Ready (not necessarily in the same sample: whether they stay
     Ready is what the load suite's heartbeat verdict judges)."""
     seen, ever_ready, last = 0, set(), -1
 
     def all_seen_ready() -> bool:
         nonlocal seen, last
-        seen, ready = node_readiness(api)
+        seen, ready = node_readiness(api, selector)
         ever_ready.update(ready)
         if len(ever_ready) < count and len(ever_ready) != last:
             say(f"hollow nodes Ready: {len(ever_ready)}/{count}")
@@ -159,8 +179,7 @@ def wait_nodes_ready(api: ApiClient, count: int, timeout_s: float, say: Say) -> 
     if until(all_seen_ready, timeout_s, 2.0).held:
         return
     raise ClusterError(f"only {len(ever_ready)} of {count} hollow nodes became Ready within {timeout_s:.0f}s "
-                       f"({seen} exist)",
-                       "read the kwok logs (`quorum logs kwok@HOST`); lower hollow_nodes.count or add nodes hosts")
+                       f"({seen} exist)", fix)
 
 
 def ensure_namespace(api: ApiClient, name: str) -> None:
@@ -205,7 +224,7 @@ def realise(api: ApiClient, topology: Topology, say: Say = lambda _: None) -> Ho
     hollow = topology.hollow_nodes
     budget = hollow.count / hollow.create_rate_per_s + READY_MARGIN_S
     started = time.monotonic()
-    created_s = create_nodes(api, topology, say)
+    created_s = create_nodes(api, topology_nodes(topology), hollow.create_rate_per_s, say)
     wait_nodes_ready(api, hollow.count, budget - (time.monotonic() - started), say)
     ready_s = time.monotonic() - started
     say(f"{hollow.count} hollow nodes Ready in {ready_s:.1f}s")

@@ -19,7 +19,7 @@ from datetime import datetime
 
 import requests
 
-from harness.load.hollow import NODES_PATH, SELECTOR
+from harness.load.hollow import NODES_PATH
 from harness.history import Outcome, now
 from harness.monitors.base import Monitor
 
@@ -48,7 +48,8 @@ class NodeReadiness(Monitor):
     def step(self, worker: int) -> None:
         invoke = now()
         try:
-            response = self.cluster.api.request("GET", f"{NODES_PATH}?{SELECTOR}&resourceVersion=0", timeout=20.0)
+            response = self.cluster.api.request("GET", f"{NODES_PATH}?{self.cluster.hollow_selector()}"
+                                                f"&resourceVersion=0", timeout=20.0)
             response.raise_for_status()
             items = response.json().get("items", [])
             events = self.cluster.api.request("GET", EVENTS_PATH, timeout=20.0)

@@ -43,6 +43,12 @@ class Harness:
         return cls(machine, _read("/proc/sys/kernel/random/boot_id"), os.getpid(), _start_ticks(os.getpid()),
                    " ".join(sys.argv)[:200])
 
+    @classmethod
+    def of(cls, pid: int, command: str) -> "Harness":
+        """Another process of this machine (one the harness started, which outlives it), named by `command`."""
+        here = cls.this()
+        return cls(here.machine, here.boot, pid, _start_ticks(pid), command[:200])
+
     def alive(self) -> bool | None:
         """Whether it still runs; None when it ran on another machine (nobody here can tell)."""
         here = Harness.this()

@@ -46,7 +46,7 @@ MEANING = {
     Capability.RUN_FILES: "the cluster's configuration files and keys are the ones Quorum wrote in the run directory",
     Capability.ETCD_DATA: "etcd members' command lines and data directories are Quorum's to rewrite (member "
                           "remove/add, restore from a snapshot)",
-    Capability.HOLLOW_NODES: "hollow nodes (kwok) as hosts of the topology",
+    Capability.HOLLOW_NODES: "hollow nodes (kwok): a topology's, or an inventory's hollow_nodes on a disposable target",
     Capability.HOST_BANDWIDTH: "iperf3 between the cluster's hosts",
     Capability.PODS: "real kubelets that run pods",
     Capability.NODES: "the API lists the Node objects of real kubelets and the pods on them (read only)",

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from harness.components.kwok import HOLLOW_LABEL
 from harness.errors import Unsupported  # noqa: F401 - the protocol's error, defined beside QuorumError
 from harness.run.state import RunState
 from harness.target.capabilities import Capability
@@ -227,11 +228,20 @@ class Target(Hosts, Clients, ConfiguredPromises, SelfHostedRecovery, PodContaine
         self.require(Capability.RUN_FILES)
         raise NotImplementedError
 
+    def hollow_players(self) -> dict[str, str]:
+        """Each of the cluster's hollow nodes, with the value of its HOST_LABEL (harness/components/kwok.py) that
+        the kwok controller playing it selects (none on a target without them)."""
+        if Capability.HOLLOW_NODES not in self.capabilities():
+            return {}
+        return {n: h.name for h in self.topology.node_hosts for n in self.topology.hollow_node_names(h)}
+
     def hollow_nodes(self) -> list[str]:
         """The names of the cluster's hollow nodes (none on a target without them)."""
-        if Capability.HOLLOW_NODES not in self.capabilities():
-            return []
-        return [n for h in self.topology.node_hosts for n in self.topology.hollow_node_names(h)]
+        return list(self.hollow_players())
+
+    def hollow_selector(self) -> str:
+        """The label selector, as a URL query, of this cluster's hollow nodes (and no one else's)."""
+        return f"labelSelector={HOLLOW_LABEL}%3Dtrue"
 
     def secret_files(self) -> list[Path]:
         """Every private key and kubeconfig Quorum wrote for the cluster (Capability.RUN_FILES)."""

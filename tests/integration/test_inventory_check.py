@@ -214,6 +214,39 @@ def test_the_steady_load_runs_on_a_target_without_hollow_nodes_and_the_faults_un
     assert written and {target for _, target in written} == {"configmaps"}, written  # nothing but its config maps
 
 
+HOLLOW_ON_A_TARGET = ("scenarios/load/test_pod_startup.py",
+                      "scenarios/load/test_load.py::test_steady_load_meets_the_slos",
+                      "scenarios/load/test_load.py::test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_"
+                      "grace_period")
+
+
+@passes("remote", Selection(HOLLOW_ON_A_TARGET))
+@pytest.mark.deep("the load suite's hollow-node verdicts through the remote backend, whose hollow nodes a kwok controller "
+                  "on this machine plays (CI proves the same checkers on ha3-1000's own); ~4 min")
+def test_hollow_nodes_on_a_disposable_target_carry_the_heartbeat_pod_startup_and_dead_node_verdicts(staging, ha3,
+                                                                                                    tmp_path):
+    """An inventory's `hollow_nodes:` on a disposable stand-in: the session's kwok controller (on this machine, against
+    the target's API) plays 20 tainted nodes; the steady load's heartbeat verdict, pod start-up and a node whose
+    heartbeats stop pass through them; when the session ends its nodes are deleted and its kwok controller stopped."""
+    from harness.remote.hollow_fleet import RUN_LABEL
+
+    inventory = staging.write(disposable=True, hollow_nodes={"count": 20})
+    code, outcomes = scenarios_against(inventory, tmp_path, HOLLOW_ON_A_TARGET[0], "scenarios/load/test_load.py",
+                                       "-k", "steady_load_meets or heartbeats_stop or stateless_pods")
+    for name in ("test_pod_startup::test_stateless_pods_start_within_the_slo",
+                 "test_load::test_steady_load_meets_the_slos",
+                 "test_load::test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_grace_period"):
+        assert outcomes.get(name) == ("passed", ""), (name, outcomes.get(name))
+    assert code == 0, outcomes
+    steady = [json.loads(line) for line in next((tmp_path / "histories").glob("*steady_load*.jsonl")).open()]
+    totals = {r["total"] for r in steady if r.get("kind") == "event" and r.get("type") == "nodes.ready"}
+    assert totals == {20}, totals  # the heartbeats judged were the run's own nodes, every one seen
+    left = ha3.api.get(f"/api/v1/nodes?labelSelector={RUN_LABEL}", 10.0).json()["items"]
+    assert not left, [n["metadata"]["name"] for n in left]
+    kwok = subprocess.run(["pgrep", "-f", f"kwok --config={tmp_path / 'run'}"], capture_output=True, text=True)
+    assert kwok.returncode == 1, kwok.stdout
+
+
 @passes("remote", Selection((BANDWIDTH,), keyword="host_to_host"))
 @pytest.mark.alone
 def test_the_bandwidth_floor_is_measured_over_ssh_with_the_hosts_own_iperf3(staging, tmp_path):

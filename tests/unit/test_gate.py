@@ -222,8 +222,10 @@ def test_the_target_policy_needs_every_suite_and_lets_a_target_lack_only_what_th
     suites = {scenario.id.split("/")[1] for scenario in scenarios}
     assert set(target.required_suites) == suites - {"checkpointer", "change"}
     capabilities = {c.value for c in Capability}
-    # an inventory whose kube-apiserver is no static pod lacks static-pods (RemoteBackend.topology_lacks)
-    lacked = capabilities - {c.value for c in RemoteTarget.capabilities()} | {Capability.STATIC_PODS.value}
+    # an inventory whose kube-apiserver is no static pod lacks static-pods, and one that asks for no hollow nodes
+    # hollow-nodes (RemoteBackend.topology_lacks)
+    lacked = capabilities - {c.value for c in RemoteTarget.capabilities()} | {Capability.STATIC_PODS.value,
+                                                                               Capability.HOLLOW_NODES.value}
     for suite in target.required_suites:
         needed = {c for s in scenarios if s.id.split("/")[1] == suite for c in s.requires} & lacked
         excused = set(target.may_lack.get(suite, [])) & capabilities

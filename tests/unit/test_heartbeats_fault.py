@@ -37,6 +37,10 @@ class _Target:
     name: str = "ha3-1000"
     api: _Api = field(default_factory=_Api)
 
+    def hollow_players(self) -> dict[str, str]:
+        """As the Target protocol's default: the topology's nodes, each with its nodes host."""
+        return {n: h.name for h in self.topology.node_hosts for n in self.topology.hollow_node_names(h)}
+
 
 def _hollow() -> _Target:
     return _Target(load_topology(ROOT / "clusters" / "ha3-1000.yaml"))

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import yaml
 
 from harness.backends.common import check_run_dir, default_run_dir, start_run
+from harness.remote import hollow_fleet
 from harness.remote.credentials import api_credentials
 from harness.backends.remote.target import INVENTORY, RemoteTarget
-from harness.errors import ClusterError
+from harness.errors import ClusterError, QuorumError
 from harness.inventory.check import check
 from harness.inventory.load import load_inventory, local_path
 from harness.inventory.model import Inventory
@@ -61,6 +62,9 @@ class RemoteBackend(Backend):
     def topology_lacks(self, topology: Inventory, *needed: Capability) -> str | None:
         """Someone else's control plane is kubeadm's static pods only where the inventory says its kube-apiserver
         runs as one (the static-pod suite kills it, corrupts its manifest and waits for its kubelet)."""
+        if Capability.HOLLOW_NODES in needed and topology.hollow_nodes is None:
+            return (f"it needs {Capability.HOLLOW_NODES.value} ({Capability.HOLLOW_NODES.meaning}); {topology.name}'s "
+                    "inventory asks for none (hollow_nodes: {count: N} on a disposable target, docs/target.md)")
         apiserver = topology.components.get(Component.APISERVER)
         if Capability.STATIC_PODS in needed and (apiserver is None or apiserver.runs_as != "static-pod"):
             how = apiserver.runs_as if apiserver is not None else "not described"
@@ -106,9 +110,23 @@ class RemoteBackend(Backend):
         state = start_run(topology_file, run_dir, inventory.name, self.name)
         # the copy start_run made, with every local path absolute: the target reads it from the run directory
         (run_dir / INVENTORY).write_text(yaml.safe_dump(with_absolute_paths(inventory, base), sort_keys=False))
+        target = RemoteTarget(run_dir)
+        if inventory.hollow_nodes is not None:
+            try:
+                hollow_fleet.start(target.api, target.admin_kubeconfig, run_dir, state.run_id, inventory.hollow_nodes,
+                                   say)
+            except BaseException:
+                from harness.backends import registry
+
+                target.close()
+                try:
+                    registry.down(run_dir)  # the fleet's kwok and nodes, as far as they got, and the registration
+                except QuorumError:
+                    pass  # the start's own error says what went wrong; `quorum down` tries the rest again
+                raise
         state.status = "ready"
         state.save()
-        return RemoteTarget(run_dir)
+        return target
 
     def open_unchecked(self, topology_file: Path, run_dir: Path) -> RemoteTarget:
         """The inventory's target in a private run directory, without the check `up` makes first: a heal must reach
@@ -135,8 +153,21 @@ class RemoteBackend(Backend):
                 target.close()
 
     def teardown(self, state: RunState) -> list[str]:
-        """Nothing on the cluster: it is someone else's. The run's local credential copies go with its data."""
-        return []
+        """Nothing on the cluster but the run's hollow nodes (and the kwok controller on this machine that plays
+        them): the cluster is someone else's. The run's local credential copies go with its data."""
+        run_dir = Path(state.run_dir)
+        if hollow_fleet.Fleet.load(run_dir) is None:
+            return []
+        target = RemoteTarget(run_dir)
+        try:
+            done, failed = hollow_fleet.stop(target.api, run_dir)
+        finally:
+            target.close()
+        if failed:
+            raise ClusterError(f"the run's hollow nodes could not all be deleted: {'; '.join(failed)}",
+                               f"quorum down {run_dir} tries again once the API answers; quorum heal --target "
+                               "FILE deletes those whose kwok controller is gone")
+        return done
 
 
 BACKEND = RemoteBackend()

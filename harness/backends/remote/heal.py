@@ -1,8 +1,9 @@
 """`quorum heal --target FILE`: undo what a harness left on a cluster Quorum did not build, from any machine with the
 inventory, its key and this checkout. First the records on the hosts (harness/backends/remote/host_journal.py), each
 fault rebuilt and undone unless its owner still runs (on another machine, unless --force says that harness is gone);
-then, when no live owner remains, the sweep of Quorum's tags and files on every host, and the work monitors'
-namespaces (each left alone while its own harness may still run)."""
+then, when no live owner remains, the sweep of Quorum's tags and files on every host, the work monitors'
+namespaces (each left alone while its own harness may still run), and the hollow nodes whose kwok controller is gone
+(harness/remote/hollow_fleet.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from harness.backends.remote.target import RemoteTarget
 from harness.errors import QuorumError
 from harness.faults.base import Fault
 from harness.faults.sweep import HealReport, heal_work_leftovers, sweep
+from harness.remote import hollow_fleet
 
 
 def heal_hosts(target: RemoteTarget, force: bool = False) -> HealReport:
@@ -41,4 +43,8 @@ def heal_hosts(target: RemoteTarget, force: bool = False) -> HealReport:
     except QuorumError as error:
         report.failed.append(f"the sweep stopped: {error}")
     heal_work_leftovers(target, report, force)
+    hollow = hollow_fleet.sweep(target.api, force)
+    report.healed += hollow.deleted
+    report.left_alone += hollow.left_alone
+    report.failed += hollow.failed
     return report

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 from harness.backends.remote import host_journal, keepers, limits, promises
 from harness.backends.remote.health import InventoryHealth
+from harness.remote import hollow_fleet
 from harness.remote.credentials import ApiCredentials, api_credentials, load_pair
 from harness.backends.remote.links import OwnersLinks
 from harness.clients.etcdapi import EtcdClient, EtcdCredentials
@@ -70,15 +71,27 @@ class RemoteTarget(Target):
     # call, and destructive scenarios refused for such an inventory); shaping never replaces the owner's qdisc;
     # iperf3 is the owner's (tool_path: one missing on a host is Unsupported, named with the host); its nodes are
     # read through the API (a cluster without kubelets skips those checks, naming what it lacks); its control plane
-    # is static pods where the inventory says so (RemoteBackend.topology_lacks)
+    # is static pods where the inventory says so, and it has hollow nodes where the inventory asks for them
+    # (RemoteBackend.topology_lacks)
     KEEPERS = (SystemdKeeper, StaticPodKeeper, keepers.NoKnownKeeper)
-    CAPABILITIES = frozenset({Capability.HOST_BANDWIDTH, Capability.NODES})
+    CAPABILITIES = frozenset({Capability.HOST_BANDWIDTH, Capability.NODES, Capability.HOLLOW_NODES})
     NETWORK = OwnersLinks
     HEALTH = InventoryHealth
 
     def describe(self) -> dict[str, str]:
         return super().describe() | {"target": self.name,
                                      "hosts": ", ".join(f"{h.name} ({h.address})" for h in self.topology.hosts)}
+
+    # ---- hollow nodes (harness/remote/hollow_fleet.py) -------------------------------------------
+
+    def hollow_players(self) -> dict[str, str]:
+        """The run's fleet: its nodes, each played by the one kwok controller this run started."""
+        fleet = hollow_fleet.Fleet.load(self.run_dir)
+        return {name: fleet.player for name in fleet.names} if fleet is not None else {}
+
+    def hollow_selector(self) -> str:
+        fleet = hollow_fleet.Fleet.load(self.run_dir)
+        return fleet.selector if fleet is not None else super().hollow_selector()
 
     # ---- hosts ---------------------------------------------------------------------------------
 
