@@ -1,15 +1,18 @@
-"""The fake target's API and etcd: what the protocol's callers ask of them, answered from the model."""
+"""The fake target's API and etcd: what the protocol's callers ask of them, answered from the model; and its Clients
+part (harness/target/clients.py), which hands them out."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import requests
 
 from harness.clients.etcdapi import EtcdClient
 from harness.toolchain.versions import Version
-from harness.target.protocol import HostRole
+from harness.target.clients import Clients
+from harness.target.hosts import HostRole
 from harness.topology import Component
 
 if TYPE_CHECKING:
@@ -90,3 +93,39 @@ class FakeEtcd(EtcdClient):
         if release is None or not self.target.health.component_healthy(Component.ETCD, host):
             return None
         return f"{release.major}.{release.minor}.{release.patch}", self.cluster_version(self.target.model())
+
+
+class ModelClients(Clients):
+    """The fake target's Clients part: its API and etcd answer from the model; nothing is sent anywhere."""
+
+    run_dir: Path
+
+    @property
+    def api(self) -> FakeApi:
+        return FakeApi(self)  # type: ignore[arg-type]  # the FakeTarget this part belongs to
+
+    def apiserver(self, host: str) -> FakeApi:
+        return FakeApi(self)  # type: ignore[arg-type]
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.run_dir / "admin.kubeconfig"
+
+    @property
+    def etcd(self) -> FakeEtcd:
+        return FakeEtcd(self)  # type: ignore[arg-type]
+
+    @property
+    def etcd_urls(self) -> list[str]:
+        hosts = self.hosts(HostRole.ETCD)  # type: ignore[attr-defined]  # the model's, through the target
+        return [self.etcd_url(h) for h in hosts]
+
+    def etcd_url(self, host: str) -> str:
+        return f"https://{self.address(host)}:2379"  # type: ignore[attr-defined]
+
+    @property
+    def etcd_credentials(self) -> None:
+        return None
+
+    def ensure_local(self) -> None:
+        """Nothing leaves the machine: there is nothing to send to."""

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.backends.fake.clients import FakeApi, FakeEtcd
+from harness.backends.fake.clients import ModelClients
 from harness.backends.fake.health import ModelHealth
 from harness.backends.fake.keeper import FakeKeeper
 from harness.backends.fake.network import ModelNetwork
@@ -35,7 +35,7 @@ MODEL = "fake.json"
 _MODEL_LOCK = threading.RLock()
 
 
-class FakeTarget(Target):
+class FakeTarget(ModelClients, Target):
     BACKEND_NAME = "fake"
     topology: Topology
     health_poll_s = 0.0
@@ -156,37 +156,6 @@ class FakeTarget(Target):
     def process_started(self, host: str, pid: int) -> str | None:
         entry = next((c for c in self.model()["components"].values() if c["pid"] == pid), None)
         return entry.get("started", f"start-{pid}") if entry else None
-
-    # ---- clients -------------------------------------------------------------------------------
-
-    @property
-    def api(self) -> FakeApi:
-        return FakeApi(self)
-
-    def apiserver(self, host: str) -> FakeApi:
-        return FakeApi(self)
-
-    @property
-    def admin_kubeconfig(self) -> Path:
-        return self.run_dir / "admin.kubeconfig"
-
-    @property
-    def etcd(self) -> FakeEtcd:
-        return FakeEtcd(self)
-
-    @property
-    def etcd_urls(self) -> list[str]:
-        return [self.etcd_url(h) for h in self.hosts(HostRole.ETCD)]
-
-    def etcd_url(self, host: str) -> str:
-        return f"https://{self.address(host)}:2379"
-
-    @property
-    def etcd_credentials(self) -> None:
-        return None
-
-    def ensure_local(self) -> None:
-        """Nothing leaves the machine: there is nothing to send to."""
 
     # ---- components ----------------------------------------------------------------------------
 

@@ -10,20 +10,17 @@ import signal as signals
 from functools import cached_property
 from pathlib import Path
 
+from harness.backends.process.clients import BuiltClients
 from harness.backends.process.health import SupervisedHealth
 from harness.backends.process.membership import Membership
 from harness.backends.process.packages import install_release, installed_releases
 from harness.backends.process.processes import cmdline, pids_in_netns, send
 from harness.backends.process.supervised_keeper import SupervisedKeeper
 from harness.backends.process.supervisor import Control
-from harness.clients.etcdapi import EtcdClient, EtcdCredentials
-from harness.clients.kubeapi import ApiClient
 from harness.components import ComponentSpec, Layout, specs_for
-from harness.components import etcd as etcd_component
 from harness.components.flags import parse_flags
 from harness.errors import ClusterError, FaultError
-from harness.net.netns import assert_local, host_link, netns_name
-from harness.pki import Pair
+from harness.net.netns import host_link, netns_name
 from harness.run.state import RunState
 from harness.shell import completed, in_netns, run
 from harness.target.capabilities import Capability
@@ -32,7 +29,7 @@ from harness.target.protocol import HostRole, Target, component_name
 from harness.toolchain.install import Toolchain
 from harness.toolchain.versions import Version
 from harness.wait import eventually
-from harness.topology import Component, HealthCheck, Role, Topology, load_topology, unowned_address
+from harness.topology import Component, HealthCheck, Role, Topology, load_topology
 
 TERM_GRACE_S = 2.0  # kube-apiserver drains in-flight requests for up to a minute on SIGTERM; a fault must not wait
 
@@ -41,7 +38,7 @@ def layout_for(topology: Topology, run_dir: Path) -> Layout:
     return Layout(topology, run_dir, Toolchain(topology.kubernetes).path)
 
 
-class ProcessTarget(Membership, Target):
+class ProcessTarget(BuiltClients, Membership, Target):
     BACKEND_NAME = "process"
     topology: Topology
 
@@ -131,52 +128,6 @@ class ProcessTarget(Membership, Target):
         except (OSError, IndexError):
             return []
 
-    # ---- clients -------------------------------------------------------------------------------
-
-    @property
-    def api_endpoint(self) -> str:
-        return self.topology.api_endpoint
-
-    @cached_property
-    def api(self) -> ApiClient:
-        return ApiClient(self.api_endpoint, str(self.layout.pki.ca.cert), self.layout.pki.client("admin"))
-
-    def apiserver(self, host: str) -> ApiClient:
-        spec = self.spec(Component.APISERVER, host)
-        return ApiClient(f"https://{spec.health.address}:{spec.health.port}", str(self.layout.pki.ca.cert),
-                         self.layout.pki.client("admin"))
-
-    def lease_clients(self) -> list[ApiClient]:
-        """Through the LB and, if that fails, from each apiserver directly."""
-        return [self.api] + [self.apiserver(host) for host in self.hosts(HostRole.CONTROLLER)]
-
-    @property
-    def admin_kubeconfig(self) -> Path:
-        return self.layout.admin_kubeconfig
-
-    @property
-    def etcd_urls(self) -> list[str]:
-        return etcd_component.client_urls(self.topology)
-
-    def etcd_url(self, host: str) -> str:
-        return etcd_component.client_url(self.topology, self.topology.host(host))
-
-    @property
-    def etcd_credentials(self) -> EtcdCredentials | None:
-        if not self.topology.etcd.tls:
-            return None
-        return EtcdCredentials(self.layout.pki.etcd_ca.cert, self.layout.pki.etcd_client("quorum-client"))
-
-    @cached_property
-    def etcd(self) -> EtcdClient:
-        credentials = self.etcd_credentials
-        return EtcdClient(self.etcd_urls, str(credentials.ca) if credentials else None,
-                          credentials.client if credentials else None)
-
-    def ensure_local(self) -> None:
-        for host in self.topology.hosts:
-            assert_local(str(self.topology.address_of(host)), self.state.bridge or "")
-
     # ---- components ----------------------------------------------------------------------------
 
     def pid(self, component: Component | str, host: str) -> int | None:
@@ -239,9 +190,6 @@ class ProcessTarget(Membership, Target):
             raise KeyError(f"Quorum writes a configuration file for haproxy only, not {component_name(component)}")
         return str(self.layout.config_dir(host) / "haproxy.cfg")
 
-    def client_credentials(self, user: str) -> tuple[Path, Pair]:
-        return self.layout.pki.ca.cert, self.layout.pki.client(user)
-
     def secret_files(self) -> list[Path]:
         return [*self.run_dir.joinpath("pki").rglob("*.key"), *self.run_dir.rglob("*.kubeconfig")]
 
@@ -276,12 +224,6 @@ class ProcessTarget(Membership, Target):
 
     def address(self, host: str) -> str | None:
         return str(self.topology.address_of(self.topology.host(host)))
-
-    def unanswered_etcd_url(self) -> str:
-        """An address of the run's own subnet that no host has (the common mistake: an address that does not
-        answer), on etcd's client port."""
-        taken = {str(self.topology.address_of(host)) for host in self.topology.hosts}
-        return f"https://{unowned_address(self.topology.network.subnet, taken)}:{etcd_component.CLIENT_PORT}"
 
     def link(self, host: str) -> str:
         return host_link(self.netns(host))
