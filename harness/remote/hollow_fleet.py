@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,7 @@ import requests
 from harness.components.kwok import HOLLOW_LABEL, configuration_for
 from harness.errors import ClusterError
 from harness.load.hollow import NODES_PATH, Say, create_nodes, node_object, wait_nodes_ready
+from harness.net.loopback import free_port
 from harness.run.harness_process import Harness
 from harness.toolchain.install import Toolchain
 from harness.wait import eventually, until
@@ -88,12 +88,6 @@ def node_names(run_id: str, count: int) -> tuple[str, ...]:
     return tuple(f"hollow-{run_id}-{i:04d}" for i in range(count))
 
 
-def _free_loopback_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _kwok_answers(port: int) -> bool:
     try:
         return requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2.0).ok
@@ -108,7 +102,7 @@ def start(api: "ApiClient", kubeconfig: Path, run_dir: Path, run_id: str, wanted
     fleet = Fleet(run_id, node_names(run_id, wanted.count))
     directory = run_dir / "hollow"
     directory.mkdir(mode=0o700, exist_ok=True)
-    port = _free_loopback_port()
+    port = free_port()
     config = directory / "kwok.yaml"
     config.write_text(configuration_for(address="127.0.0.1", port=port, node_ip=NODE_IP, player=fleet.player,
                                         node_lease_s=wanted.node_lease_s, pod_cidr=POD_CIDR))
@@ -119,7 +113,7 @@ def start(api: "ApiClient", kubeconfig: Path, run_dir: Path, run_id: str, wanted
                                     "--v=WARN"], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True, cwd=directory)
     kwok = Harness.of(process.pid, f"kwok --config={config}")
-    fleet = Fleet(run_id, fleet.names, kwok)
+    fleet = replace(fleet, kwok=kwok)
     fleet.save(run_dir)  # before anything exists on the cluster: a teardown after a crash finds it all
     if not until(lambda: process.poll() is not None or _kwok_answers(port), STARTED_S, 0.5).held \
             or process.poll() is not None:
