@@ -163,3 +163,33 @@ def test_an_api_that_cannot_list_the_nodes_is_said_and_nothing_is_deleted():
     swept = hollow_fleet.sweep(_Down())
     assert swept.deleted == [] and swept.failed == ["the hollow nodes could not be listed: connection refused "
                                                     "(the next heal tries again)"]
+
+
+def test_a_fleet_that_does_not_start_leaves_no_run_behind(tmp_path, monkeypatch):
+    """`up` on an inventory with hollow nodes whose kwok controller cannot start: the error names it, and the run it
+    registered is taken down (its teardown stops what started), so nothing half-done is left."""
+    from harness.backends.remote import backend as remote_backend
+    from harness.errors import ClusterError
+    from harness.run.state import registered_runs
+
+    data = example()
+    data.update(disposable=True, hollow_nodes=3)
+    inventory = usable(tmp_path, data)
+    monkeypatch.setattr(remote_backend, "check", lambda inventory, base: [])  # every piece answers
+    monkeypatch.setattr(remote_backend, "api_credentials", lambda *args: None)
+    monkeypatch.setattr(remote_backend.RemoteTarget, "api", None)
+    monkeypatch.setattr(remote_backend.RemoteTarget, "admin_kubeconfig", tmp_path / "kubeconfig")
+    stopped = []
+    monkeypatch.setattr(remote_backend.hollow_fleet, "stop", lambda api, run_dir: stopped.append(run_dir) or ([], []))
+
+    def fails(api, kubeconfig, run_dir, run_id, wanted, say):
+        Fleet(run_id, hollow_fleet.node_names(run_id, wanted.count)).save(run_dir)  # as far as it got
+        raise ClusterError("the kwok controller did not start (exit 1): no such kubeconfig", "read its log")
+
+    monkeypatch.setattr(remote_backend.hollow_fleet, "start", fails)
+    run_dir = tmp_path / "run"
+    with pytest.raises(ClusterError, match="the kwok controller did not start"):
+        RemoteBackend().up(inventory, run_dir)
+    assert stopped == [run_dir.resolve()]
+    assert not (run_dir / "state.json").exists()
+    assert run_dir.resolve() not in registered_runs().values()
