@@ -41,8 +41,8 @@ def toolchain() -> None:
 @click.option("--upgrade-target", is_flag=True, help=f"instead, the control plane of {UPGRADE_TO} and etcd "
               f"{ETCD_UPGRADE_TO}, the releases the lifecycle suite upgrades to by default (pytest --upgrade-to, "
               "--etcd-upgrade-to)")
-@click.option("--release-matrix", is_flag=True, help="instead, what the deep tier runs of the lifecycle suite's later "
-              f"releases ({', '.join(RELEASE_MATRIX[2:])}): their control planes, and kubectl where a cluster is built")
+@click.option("--release-matrix", is_flag=True, help="instead, what the lifecycle matrix runs of the releases after the "
+              f"default ({', '.join(RELEASE_MATRIX[1:])}): their control planes, and kubectl where a cluster is built")
 @click.argument("names", nargs=-1)
 def toolchain_install(kubernetes: str, etcd: str, upgrade_target: bool, release_matrix: bool,
                       names: tuple[str, ...]) -> None:
@@ -56,7 +56,7 @@ def toolchain_install(kubernetes: str, etcd: str, upgrade_target: bool, release_
                                "names or other choice of releases: drop one")
     if release_matrix:
         entries = []
-        for release in RELEASE_MATRIX[2:]:
+        for release in RELEASE_MATRIX[1:]:
             chain = Toolchain(release)
             entries += chain.install(list(matrix_binaries(release)))
     elif upgrade_target:

@@ -25,10 +25,11 @@ RELEASE_MATRIX: tuple[str, ...] = (KUBERNETES_DEFAULT, UPGRADE_TO, "v1.36.3", "v
 
 
 def matrix_binaries(release: str) -> tuple[str, ...]:
-    """What the deep tier runs of a release of RELEASE_MATRIX after UPGRADE_TO: its control plane, which a cluster
-    is upgraded to, and kubectl when a cluster is also built on it (every release but the last)."""
-    if release not in RELEASE_MATRIX[2:]:
-        raise ValueError(f"{release} is not a later release of the matrix {RELEASE_MATRIX}")
+    """What the lifecycle matrix runs of a release of RELEASE_MATRIX after the default (whose binaries the toolchain
+    installs whole): its control plane, which a cluster is upgraded to, and kubectl when a cluster is also built on it
+    (every release but the last)."""
+    if release not in RELEASE_MATRIX[1:]:
+        raise ValueError(f"{release} is not a release of the matrix {RELEASE_MATRIX} after the default")
     return UPGRADE_BINARIES + (() if release == RELEASE_MATRIX[-1] else ("kubectl",))
 KUBERNETES_MIN_MINOR = 34  # older releases need a Go toolchain older than the one we can rely on
 KWOK_VERSION = "v0.8.0"

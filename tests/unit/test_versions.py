@@ -84,11 +84,14 @@ def test_the_release_matrix_is_adjacent_minors_from_what_ci_builds():
     assert minors == list(range(minors[0], minors[0] + len(minors)))
 
 
-def test_the_deep_tier_builds_kubectl_only_where_a_cluster_runs_the_release():
-    assert matrix_binaries(RELEASE_MATRIX[2]) == UPGRADE_BINARIES + ("kubectl",)
+def test_the_matrix_builds_kubectl_only_where_a_cluster_runs_the_release():
+    """Each pair builds a cluster on its first release and upgrades it to its second (test_lifecycle_matrix.py)."""
+    for running, to in zip(RELEASE_MATRIX[1:], RELEASE_MATRIX[2:]):
+        assert "kubectl" in matrix_binaries(running) and set(UPGRADE_BINARIES) <= set(matrix_binaries(to))
+    assert matrix_binaries(UPGRADE_TO) == UPGRADE_BINARIES + ("kubectl",)
     assert matrix_binaries(RELEASE_MATRIX[-1]) == UPGRADE_BINARIES
-    with pytest.raises(ValueError, match="not a later release of the matrix"):
-        matrix_binaries(UPGRADE_TO)  # the set-up's --upgrade-target builds it
+    with pytest.raises(ValueError, match="after the default"):
+        matrix_binaries(KUBERNETES_DEFAULT)  # the toolchain installs every binary of it
 
 
 @pytest.mark.parametrize("arguments", [["--release-matrix", "kubectl"], ["--release-matrix", "--upgrade-target"],
