@@ -214,28 +214,24 @@ def test_the_steady_load_runs_on_a_target_without_hollow_nodes_and_the_faults_un
     assert written and {target for _, target in written} == {"configmaps"}, written  # nothing but its config maps
 
 
-HOLLOW_ON_A_TARGET = ("scenarios/load/test_pod_startup.py",
-                      "scenarios/load/test_load.py::test_steady_load_meets_the_slos",
-                      "scenarios/load/test_load.py::test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_"
-                      "grace_period")
+# the dead node needs a destructive run, which the stand-in's plain-process components refuse (tests/known_gaps.py)
+HOLLOW_ON_A_TARGET = ("scenarios/load/test_pod_startup.py", "scenarios/load/test_load.py::test_steady_load_meets_the_slos")
 
 
 @passes("remote", Selection(HOLLOW_ON_A_TARGET))
 @pytest.mark.deep("the load suite's hollow-node verdicts through the remote backend, whose hollow nodes a kwok controller "
-                  "on this machine plays (CI proves the same checkers on ha3-1000's own); ~4 min")
-def test_hollow_nodes_on_a_disposable_target_carry_the_heartbeat_pod_startup_and_dead_node_verdicts(staging, ha3,
-                                                                                                    tmp_path):
+                  "on this machine plays (CI proves the same checkers on ha3-1000's own); ~2 min")
+def test_hollow_nodes_on_a_disposable_target_carry_the_heartbeat_and_pod_startup_verdicts(staging, ha3, tmp_path):
     """An inventory's `hollow_nodes:` on a disposable stand-in: the session's kwok controller (on this machine, against
-    the target's API) plays 20 tainted nodes; the steady load's heartbeat verdict, pod start-up and a node whose
-    heartbeats stop pass through them; when the session ends its nodes are deleted and its kwok controller stopped."""
+    the target's API) plays 20 tainted nodes; the steady load's heartbeat verdict and pod start-up pass through them;
+    when the session ends its nodes are deleted and its kwok controller stopped."""
     from harness.remote.hollow_fleet import RUN_LABEL
 
     inventory = staging.write(disposable=True, hollow_nodes={"count": 20})
     code, outcomes = scenarios_against(inventory, tmp_path, HOLLOW_ON_A_TARGET[0], "scenarios/load/test_load.py",
-                                       "-k", "steady_load_meets or heartbeats_stop or stateless_pods")
+                                       "-k", "steady_load_meets or stateless_pods")
     for name in ("test_pod_startup::test_stateless_pods_start_within_the_slo",
-                 "test_load::test_steady_load_meets_the_slos",
-                 "test_load::test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_grace_period"):
+                 "test_load::test_steady_load_meets_the_slos"):
         assert outcomes.get(name) == ("passed", ""), (name, outcomes.get(name))
     assert code == 0, outcomes
     steady = [json.loads(line) for line in next((tmp_path / "histories").glob("*steady_load*.jsonl")).open()]
