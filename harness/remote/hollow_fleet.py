@@ -31,6 +31,7 @@ import requests
 from harness.components.kwok import HOLLOW_LABEL, configuration_for
 from harness.errors import ClusterError
 from harness.load.hollow import NODES_PATH, Say, create_nodes, node_object, wait_nodes_ready
+from harness.monitors.work_leftovers import why_left_alone
 from harness.net.loopback import free_port
 from harness.run.harness_process import Harness
 from harness.toolchain.install import Toolchain
@@ -205,21 +206,18 @@ def sweep(api: "ApiClient", force: bool = False) -> FleetLeftovers:
     except (requests.RequestException, ValueError) as error:
         leftovers.failed.append(f"the hollow nodes could not be listed: {error} (the next heal tries again)")
         return leftovers
-    by_kwok: dict[str, list[str]] = {}
+    kept: dict[str, list[str]] = {}  # why a kwok controller's nodes stay -> their names
     for node in items:
-        kwok = kwok_of(node)
-        alive = kwok.alive() if kwok is not None else None
         name = node["metadata"]["name"]
-        if alive or (alive is None and not force):
-            who = f"kwok pid {kwok.pid} on {'this machine' if alive else 'another machine'}" if kwok else "no process"
-            by_kwok.setdefault(who, []).append(name)
+        reason = why_left_alone(kwok_of(node), force)  # the work monitors' rule: a live or unknown owner's stay
+        if reason:
+            kept.setdefault(reason, []).append(name)
             continue
         problem = delete_node(api, name)
         if problem:
             leftovers.failed.append(problem)
         else:
             leftovers.deleted.append(f"deleted hollow node {name} (its kwok controller is gone)")
-    for who, names in by_kwok.items():
-        leftovers.left_alone.append(f"{len(names)} hollow nodes played by {who}"
-                                    + ("" if "this machine" in who else ": --force deletes them once it is gone"))
+    for reason, names in kept.items():
+        leftovers.left_alone.append(f"{len(names)} hollow nodes (e.g. {names[0]}): their kwok controller {reason}")
     return leftovers

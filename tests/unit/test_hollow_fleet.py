@@ -148,8 +148,11 @@ def test_the_heal_deletes_the_nodes_of_a_kwok_that_is_gone_and_leaves_a_live_one
     swept = hollow_fleet.sweep(api)
     assert swept.deleted == ["deleted hollow node dead-0 (its kwok controller is gone)"] and not swept.failed
     assert sorted(api.nodes) == ["far-0", "live-0", "unnamed-0"]
-    assert f"1 hollow nodes played by kwok pid {live.pid} on this machine" in swept.left_alone
-    assert any("pid 4242 on another machine: --force deletes them" in said for said in swept.left_alone)
+    assert any(f"live-0): their kwok controller belongs to pid {live.pid}" in said and "still running" in said
+               for said in swept.left_alone), swept.left_alone
+    assert any("far-0): their kwok controller belongs to pid 4242" in said and "--force deletes it" in said
+               for said in swept.left_alone), swept.left_alone
+    assert any("unnamed-0): their kwok controller names no harness" in said for said in swept.left_alone)
     forced = hollow_fleet.sweep(api, force=True)
     assert sorted(api.nodes) == ["live-0"] and len(forced.deleted) == 2  # --force: all but a live one's
     assert process.poll() is None  # the heal never touches a process
