@@ -4,73 +4,44 @@ did nothing).
 
 Three workers, each one probe at a time, in a namespace of the monitor's own:
 - `work.replicas` (two workers, so that a probe is asked for every PROBE_PERIOD_S or so even while one waits out a
-  failover: the first asked for after a fault times the work's return): a Deployment of REPLICAS pods is created, and the probe ends when its pods exist (the deployment
-  controller made a ReplicaSet and the replicaset controller its pods); then the Deployment is deleted with
-  background propagation, and `work.collect` ends when its ReplicaSet and pods are gone (the garbage collector);
+  failover: the first asked for after a fault times the work's return): a Deployment of REPLICAS pods is created,
+  and the probe ends when its pods exist (the deployment controller made a ReplicaSet and the replicaset controller
+  its pods); then the Deployment is deleted with background propagation, and `work.collect` ends when its
+  ReplicaSet and pods are gone (the garbage collector);
 - `work.namespace`: a namespace is created and deleted, and the probe ends when it is gone (the namespace
   controller empties and finalizes it).
 
 The pods name a scheduler nobody runs, so they stay Pending whatever the cluster's nodes: the probe asks for the
-controller-manager's work only, and adds no scheduler load. Each probe waits at most PROBE_DEADLINE_S; one that
-ends without its work done is recorded FAIL with what was missing, and one the monitor's stop cut short UNKNOWN and
-`pending` (harness/checkers/work.py reads how long its work had waited).
-
-Every namespace it creates names the harness process that made it (OWNER): a harness killed outright leaves them
-behind, and `quorum heal` deletes those of a harness that no longer runs (harness/monitors/work_leftovers.py).
+controller-manager's work only, and adds no scheduler load (the scheduler's work is harness/monitors/binding.py's).
+Each probe waits at most PROBE_DEADLINE_S and is recorded as harness/monitors/work_probes.py says.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
-from collections.abc import Callable
-from dataclasses import asdict
-
-import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
-from harness.history import History, Outcome, now
-from harness.monitors.base import Monitor
-from harness.monitors.kube_writer import api_client
-from harness.run.harness_process import Harness
+from harness.history import History
+from harness.monitors.work_probes import LABEL, PROBE_DEADLINE_S, REQUEST_TIMEOUT_S, WorkProbes
 from harness.target.protocol import Target
-from harness.wait import eventually, until
 
-LABEL = "quorum.io/work"
-OWNER = "quorum.io/work-owner"  # annotation: the Harness that created the namespace, as JSON
 REPLICAS = 2
 PROBE_PERIOD_S = 2.0  # a new work.replicas probe about every 2 s: a failover's figure is read to about that
-# longer than any failover the objectives allow (a lease's 24.3 s + start-up), so a probe in flight during one ends
-# with the work done, and its completion says when the work resumed
-PROBE_DEADLINE_S = 90.0
-POLL_S = 0.25
-REQUEST_TIMEOUT_S = 5.0
 NOBODYS_SCHEDULER = "quorum-nobody"  # no scheduler serves it: the pods stay Pending
 
 
-class WorkMonitor(Monitor):
+class WorkMonitor(WorkProbes):
     """The controller-manager's work, probed continuously (module docstring); what the work-resumed checker reads."""
 
     name = "work"
+    resumed_op = "work.replicas"
 
     def __init__(self, cluster: Target, history: History, *, period_s: float = PROBE_PERIOD_S,
                  deadline_s: float = PROBE_DEADLINE_S, **limits) -> None:
         # each worker asks every 2 x period_s; the two replicas workers are offset, one probe per period_s between them
-        super().__init__(cluster, history, rate=3 / (2 * period_s), workers=3, **limits)
-        self.deadline_s = deadline_s
-        self.tag = secrets.token_hex(3)
-        self.namespace = f"quorum-work-{self.tag}"
-        self._client = api_client(cluster)
-        self._core = k8s.CoreV1Api(self._client)
+        super().__init__(cluster, history, rate=3 / (2 * period_s), workers=3, deadline_s=deadline_s, **limits)
         self._apps = k8s.AppsV1Api(self._client)
         self._seq = [0, 0, 0]
-        self._undeleted: set[str] = set()  # probe namespaces created whose delete the API did not take
-        self._owner = json.dumps(asdict(Harness.this()))
-
-    def setup(self) -> None:
-        super().setup()
-        self._core.create_namespace(self._namespace(self.namespace), _request_timeout=REQUEST_TIMEOUT_S * 2)
 
     def step(self, worker: int) -> None:
         self._seq[worker] += 1
@@ -85,58 +56,6 @@ class WorkMonitor(Monitor):
             namespace = f"{self.namespace}-{name}"
             self._probe("work.namespace", namespace, lambda: self._create_and_delete_namespace(namespace),
                         lambda: not self._namespace_exists(namespace), f"namespace {namespace} deleted")
-
-    def wait_for_work_after(self, t: float, timeout_s: float) -> bool:
-        """Until a `work.replicas` probe asked for at or after `t` (monotonic) saw its work done; whether one did
-        within `timeout_s` (the checker judges the record either way)."""
-        return eventually(lambda: any(op.ok and op.invoke >= t for op in self.history.ops_of("work.replicas")),
-                          timeout_s, POLL_S)
-
-    def finish(self) -> None:
-        """Remove the monitor's namespaces; their deletion goes on in the cluster (nothing waits for it)."""
-        for namespace in [self.namespace, *sorted(self._undeleted)]:
-            try:
-                self._core.delete_namespace(namespace, _request_timeout=REQUEST_TIMEOUT_S)
-            except (ApiException, urllib3.exceptions.HTTPError, OSError):
-                pass
-
-    def _probe(self, op: str, value: str, act: Callable[[], None], done: Callable[[], bool], what: str) -> bool:
-        """Act, then wait for the work; one record from the act's start to the work seen done (OK), the deadline
-        (FAIL), or the monitor's stop (UNKNOWN, `pending`: how long the work had waited is still evidence)."""
-        invoke = now()
-        try:
-            act()
-        except (ApiException, urllib3.exceptions.HTTPError, OSError) as error:
-            # the act never reached the controllers (the API refused or did not answer): not their work's figure
-            self.history.record(self.name, op, "lb", invoke, Outcome.UNKNOWN, value=value, error=_reason(error))
-            return False
-        errors: list[str] = []
-
-        def finished() -> bool:
-            if self._stop.is_set():
-                return True
-            try:
-                return done()
-            except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
-                errors.append(_reason(exc))
-                return False
-
-        waited = until(finished, self.deadline_s, POLL_S)
-        if waited.held and not self._stop.is_set():
-            self.history.record(self.name, op, "lb", invoke, Outcome.OK, value=value)
-            return True
-        last = f" (last error {errors[-1]})" if errors else ""
-        if self._stop.is_set():
-            self.history.record(self.name, op, "lb", invoke, Outcome.UNKNOWN, value=value, pending=True,
-                                error=f"the monitor stopped {waited.after_s:.1f} s in, before {what}{last}")
-        else:
-            self.history.record(self.name, op, "lb", invoke, Outcome.FAIL, value=value,
-                                error=f"not done within {waited.after_s:.1f} s: {what}{last}")
-        return False
-
-    def _namespace(self, name: str) -> k8s.V1Namespace:
-        return k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=name, labels={LABEL: self.tag},
-                                                         annotations={OWNER: self._owner}))
 
     def _selector(self, name: str) -> str:
         return f"{LABEL}={name}"
@@ -180,8 +99,3 @@ class WorkMonitor(Monitor):
             raise
         return True
 
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, ApiException):
-        return f"HTTP {error.status} {error.reason}"
-    return type(error).__name__

@@ -15,7 +15,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from harness.monitors.kube_writer import api_client
-from harness.monitors.work import LABEL, OWNER, REQUEST_TIMEOUT_S
+from harness.monitors.work_probes import LABEL, OWNER, REQUEST_TIMEOUT_S
 from harness.run.harness_process import Harness
 from harness.target.protocol import Target
 

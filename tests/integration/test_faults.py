@@ -23,7 +23,8 @@ from harness.pki import ClusterPKI
 from harness.scenario.certificates import served_certificates
 from harness.history import History
 from harness.monitors.kube_writer import api_client
-from harness.monitors.work import LABEL as WORK_LABEL, WorkMonitor
+from harness.monitors.work import WorkMonitor
+from harness.monitors.work_probes import LABEL as WORK_LABEL
 from harness.scenario import watching_lb_marks_down
 from harness.thresholds import lb_detection_s
 

@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from kubernetes import client as k8s
 
-from harness.monitors.work import OWNER
+from harness.monitors.work_probes import OWNER
 from harness.monitors.work_leftovers import owner_of, why_left_alone
 from harness.run.harness_process import Harness
 
