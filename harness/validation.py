@@ -128,6 +128,9 @@ CONTEXT = Rule(r".{1,253}", "a kubeconfig context's name", "give the context's n
 
 # ---- policies ---------------------------------------------------------------------------------------------------
 
+# a pod's spec.schedulerName is a DNS-1123 subdomain (k8s.io/apimachinery validation, ValidatePodSpec)
+SCHEDULER_NAME = Rule(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", "a scheduler name",
+                      "use lower-case letters, digits, '-' and '.', e.g. default-scheduler")
 SUITE = Rule(r"[a-z][a-z0-9_]{0,40}", "a suite's name", "name a directory of scenarios/, e.g. etcd")
 NODE_ID = Rule(r"scenarios/[A-Za-z0-9_./-]{1,200}\.py::[A-Za-z0-9_]{1,300}(\[[A-Za-z0-9_.:@=-]{1,200}\])?",
                "one scenario's node id", "name it as scenarios/<suite>/test_x.py::test_y[parameter]")
@@ -152,6 +155,7 @@ HostPath = text_of(HOST_PATH)
 EtcdUrl = text_of(ETCD_URL)
 ApiUrl = text_of(API_URL)
 ContextName = text_of(CONTEXT)
+SchedulerName = text_of(SCHEDULER_NAME)
 SuiteName = text_of(SUITE)
 NodeId = text_of(NODE_ID)
 Reason = text_of(REASON)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from harness.errors import QuorumError, TopologyError
 from harness.userfile import read_yaml
-from harness.validation import HealthPath, TopologyHostName, TopologyName, checked_flags
+from harness.validation import HealthPath, SchedulerName, TopologyHostName, TopologyName, checked_flags
 from harness.toolchain.versions import KUBERNETES_DEFAULT, kubernetes_version
 from harness.topology.base import QUORUM_RANGE, Component, FixedPort, Role, Strict
 from harness.topology.parts import Defects, HollowNodes, RestartPolicy, UpgradeStrategy
@@ -80,6 +80,28 @@ class ControllerManagerSettings(ExtraFlags):
     """kube-controller-manager's settings: its extra flags."""
 
 
+DEFAULT_SCHEDULER = "default-scheduler"  # the scheduler a pod that names none asks for
+
+
+class SchedulerSettings(Strict):
+    """kube-scheduler's settings: its profiles, each serving the pods that name its scheduler. Only the upstream
+    default (one profile, default-scheduler) runs without a configuration file."""
+
+    profiles: list[SchedulerName] = Field(default_factory=lambda: [DEFAULT_SCHEDULER], min_length=1, max_length=8,
+                                          description="the schedulerName of each profile, in order")
+
+    @field_validator("profiles")
+    @classmethod
+    def distinct(cls, names: list[str]) -> list[str]:
+        if len(set(names)) != len(names):  # kube-scheduler refuses a configuration that repeats one
+            raise ValueError(f"profiles {names} repeat a name; fix: name each profile once")
+        return names
+
+    @property
+    def upstream_default(self) -> bool:
+        return self.profiles == [DEFAULT_SCHEDULER]
+
+
 class LeaderElection(Strict):
     enabled: bool = True
     lease_duration_s: float = Field(15.0, ge=1, le=3600)
@@ -138,6 +160,7 @@ class Topology(Strict):
     etcd: EtcdSettings = EtcdSettings()
     apiserver: ApiserverSettings = ApiserverSettings()
     controller_manager: ControllerManagerSettings = ControllerManagerSettings()
+    scheduler: SchedulerSettings = SchedulerSettings()
     leader_election: LeaderElection = LeaderElection()
     load_balancer: LoadBalancer = LoadBalancer()
     restart: dict[Component, RestartPolicy] = Field(default_factory=dict)

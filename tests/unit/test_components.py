@@ -101,6 +101,44 @@ def test_leader_election_can_be_disabled():
     assert f["--leader-elect"] == "false" and "--leader-elect-lease-duration" not in f
 
 
+def test_the_upstream_default_profile_runs_the_scheduler_from_flags_alone():
+    spec = by_id(layout())["kube-scheduler@c1"]
+    assert not spec.files and "--config" not in flags(spec) and flags(spec)["--profiling"] == "false"
+
+
+def test_other_scheduler_profiles_are_written_into_a_configuration_file_the_lease_flags_still_apply_over():
+    """With --config kube-scheduler ignores --kubeconfig and --profiling: the file must carry both, and the
+    profiles; the leader-election flags stay on the command line, where they override the file."""
+    import yaml
+
+    spec = by_id(layout("defects/scheduler-misnamed-profile.yaml"))["kube-scheduler@c2"]
+    f = flags(spec)
+    assert "--kubeconfig" not in f and "--profiling" not in f
+    assert f["--leader-elect-lease-duration"] == "15000ms" and f["--authentication-kubeconfig"]
+    (path, text), = spec.files.items()
+    assert f["--config"] == str(path) == "/run-dir/config/c2/kube-scheduler.yaml"
+    config = yaml.safe_load(text)
+    assert config["kind"] == "KubeSchedulerConfiguration" and config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    assert config["clientConnection"] == {"kubeconfig": "/run-dir/config/c2/scheduler.kubeconfig"}
+    assert config["profiles"] == [{"schedulerName": "default"}] and config["enableProfiling"] is False
+
+
+@pytest.mark.parametrize("profiles, says", [
+    (["default-scheduler", "default-scheduler"], "repeat a name"),
+    (["Default"], "is not a scheduler name"),
+    (["a\nb"], "holds a control character"),
+    ([], "at least 1 item"),
+])
+def test_scheduler_profiles_that_kube_scheduler_would_refuse_are_refused_with_the_fix(profiles, says):
+    from harness.errors import TopologyError
+
+    data = load_topology(CLUSTERS / "ha3.yaml").model_dump(mode="json")
+    data["scheduler"] = {"profiles": profiles}
+    with pytest.raises(TopologyError) as raised:
+        parse_topology(data)
+    assert says in str(raised.value) and "scheduler" in str(raised.value)
+
+
 def test_haproxy_checks_readyz_over_verified_tls_with_the_topology_timings():
     spec = by_id(layout())["haproxy@lb"]
     (config,) = spec.files.values()

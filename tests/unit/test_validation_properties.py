@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from harness import validation
 from harness.components import Layout, specs_for
 from harness.components.haproxy import config as haproxy_config
+from harness.components.scheduler import configuration as scheduler_configuration
 from harness.components.static_pod import StaticPods
 from harness.components.systemd_keeper import SystemdUnits
 from harness.topology import load_topology, parse_topology
@@ -79,6 +80,22 @@ def test_an_extra_flag_a_topology_takes_is_one_argument_of_the_apiservers_comman
                 if s.id.startswith("kube-apiserver@"))
     assert f"{name}={value}" in spec.argv
     assert not CONTROL.search(name + value)
+
+
+@BUDGET
+@given(name=st.one_of(CANDIDATES, st.from_regex(validation.SCHEDULER_NAME.pattern, fullmatch=True)))
+def test_a_scheduler_name_a_topology_takes_is_one_profile_of_the_schedulers_configuration_as_given(name):
+    data = yaml.safe_load((ROOT / "clusters" / "ha3.yaml").read_text())
+    data["scheduler"] = {"profiles": [name]}
+    try:
+        topology = parse_topology(data)
+    except Exception:  # noqa: BLE001 - refused
+        return
+    layout = Layout(topology, Path("/run-dir"), lambda b: Path("/bin") / b)
+    host = topology.hosts[0]
+    configuration = yaml.safe_load(scheduler_configuration(layout, host))
+    assert configuration["profiles"] == [{"schedulerName": name}]
+    assert set(configuration) == {"apiVersion", "kind", "clientConnection", "enableProfiling", "profiles"}
 
 
 @BUDGET
