@@ -63,6 +63,12 @@ STARTUP_ALLOWANCE_S = {
 # the new holder observed to the first Deployment's pods (docs/benchmarks.md).
 CONTROLLERS_FIRST_SYNC_ALLOWANCE_S = 5.0
 
+# A new kube-scheduler leader binds from caches it filled as a standby: its informers start and sync before it runs
+# for the lease, and only the scheduling loop waits for leadership (k8s.io/kubernetes cmd/kube-scheduler/app/server.go,
+# Run). No upstream figure bounds its first binding either: the same 5 s allowance as the controllers' first sync,
+# against 0.08-0.09 s measured on idle ha3-1000 (docs/benchmarks.md), until it is measured under load.
+SCHEDULER_FIRST_BIND_ALLOWANCE_S = 5.0
+
 # ANCHORS: tbf measured within -4 % of its rate; the suite allows the issue's 10 %.
 BANDWIDTH_TOLERANCE = 0.10
 

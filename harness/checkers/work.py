@@ -1,6 +1,7 @@
-"""The controllers' work: how soon what a user asks of the controller-manager gets done again after a fault
-(harness/monitors/work.py's probes). Unknown is kept apart from fail: a probe the API never took, or one
-the monitor's stop cut short before its work could be late, is no evidence either way."""
+"""The controllers' work: how soon what a user asks of the controller-manager (harness/monitors/work.py's probes) or
+of the scheduler (harness/monitors/binding.py's) gets done again after a fault. Unknown is kept apart from fail: a
+probe the API never took, or one the monitor's stop cut short before its work could be late, is no evidence either
+way."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from harness.checkers.verdict import Status, Verdict, checker, fmt
 from harness.history import History, Op, Outcome
 
 REPLICAS_PROBE = "work.replicas"  # the probe whose work the controller-manager's leader does (the monitor's docstring)
+BINDING_PROBE = "work.binding"  # the probe whose work the scheduler's leader does
+# each probe's figure: the measure it gives (harness/objectives/catalog.py)
+RESUMED_FIGURE = {REPLICAS_PROBE: "reconcile_after_failover_s", BINDING_PROBE: "bind_after_failover_s"}
 
 
 @checker("work-resumed")
@@ -27,7 +31,7 @@ def work_resumed(history: History, *, fault: str | None = None, max_s: float | N
     before = [op for op in probes if op.ok and op.complete <= start]
     resumed = next((op for op in sorted(probes, key=lambda op: op.complete) if op.ok and op.invoke >= clock), None)
     figures = {"probe": probe, "done_before_fault": len(before),
-               "reconcile_after_failover_s": None if resumed is None else round(resumed.complete - clock, 3)}
+               RESUMED_FIGURE[probe]: None if resumed is None else round(resumed.complete - clock, 3)}
     named = f"{start_event.get('name')} {'in place' if in_place is not None else 'started'} at t={clock:.2f}"
     if resumed is not None:
         took = resumed.complete - clock

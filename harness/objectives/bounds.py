@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.thresholds import (APISERVER_ETCD_READYCHECK_S, CLIENT_GO_JITTER, CONTROLLERS_FIRST_SYNC_ALLOWANCE_S,
-                                NODE_MONITOR_GRACE_S, NODE_MONITOR_PERIOD_S, OBSERVATION_S, STARTUP_ALLOWANCE_S)
+                                NODE_MONITOR_GRACE_S, NODE_MONITOR_PERIOD_S, OBSERVATION_S,
+                                SCHEDULER_FIRST_BIND_ALLOWANCE_S, STARTUP_ALLOWANCE_S)
 from harness.topology import Component, EtcdSettings, HealthCheck, LeaderElection
 
 WRITER_TIMEOUT_S = 2.0  # the etcd writer's request timeout (harness/monitors/etcd_writer.py)
@@ -85,6 +86,12 @@ def reconcile_after_failover_bound_s(election: LeaderElection) -> float:
     return leader_failover_bound_s(election) + CONTROLLERS_FIRST_SYNC_ALLOWANCE_S
 
 
+def bind_after_failover_bound_s(election: LeaderElection) -> float:
+    """A killed kube-scheduler leader until a pod asked for after the kill is bound by the next: the lease failover,
+    then the new leader's first binding from the caches it synced as a standby."""
+    return leader_failover_bound_s(election) + SCHEDULER_FIRST_BIND_ALLOWANCE_S
+
+
 def node_not_ready_bound_s(monitoring: NodeMonitoring) -> float:
     """A node's heartbeats stopped until it is seen declared NotReady. Its last Lease renewal came before the stop; the
     node lifecycle controller notes a renewal's time when its next monitor pass sees it (up to one period later:
@@ -149,6 +156,8 @@ LEASE_FAILOVER = Bound(lambda c: leader_failover_bound_s(c.leader_election()),
                        "the configured lease duration + 2 x 2.2 x retry period + 0.5 s")
 RECONCILE_AFTER_FAILOVER = Bound(lambda c: reconcile_after_failover_bound_s(c.leader_election()),
                                  "the configured lease failover + the controllers' first sync allowance (5 s)")
+BIND_AFTER_FAILOVER = Bound(lambda c: bind_after_failover_bound_s(c.leader_election()),
+                            "the configured lease failover + the scheduler's first binding allowance (5 s)")
 NODE_NOT_READY = Bound(lambda c: node_not_ready_bound_s(c.node_monitoring()),
                         "the configured node-monitor grace period + 2 x its monitor period + the node monitor's 5 s "
                         "reads + 0.5 s")

@@ -26,6 +26,7 @@ class Objectives(BaseModel):
     lease_failover_s: float = Field(default("lease_failover_s"), gt=0)
     lease_give_up_s: float = Field(default("lease_give_up_s"), gt=0)
     reconcile_after_failover_s: float = Field(default("reconcile_after_failover_s"), gt=0)
+    bind_after_failover_s: float = Field(default("bind_after_failover_s"), gt=0)
     node_not_ready_s: float = Field(default("node_not_ready_s"), gt=0)
     lb_detection_s: float = Field(default("lb_detection_s"), gt=0)
     lb_detection_hung_s: float = Field(default("lb_detection_hung_s"), gt=0)

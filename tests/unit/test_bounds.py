@@ -18,7 +18,7 @@ BOUNDED = [name for name, spec in MEASURES.items() if spec.bound is not None]
 def test_the_measures_whose_bound_is_the_configurations_are_the_timing_ones():
     assert set(BOUNDED) == {"lease_failover_s", "lease_give_up_s", "lb_detection_s", "lb_detection_hung_s",
                             "etcd_leader_change_s", "etcd_write_stall_s", "snapshot_restore_s",
-                            "reconcile_after_failover_s", "node_not_ready_s"}
+                            "reconcile_after_failover_s", "bind_after_failover_s", "node_not_ready_s"}
 
 
 @pytest.mark.parametrize("name", BOUNDED)

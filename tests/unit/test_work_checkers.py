@@ -2,7 +2,7 @@
 fault and done, one still waiting past the bound, and what is no evidence either way."""
 
 from harness.checkers import Status
-from harness.checkers.work import work_resumed
+from harness.checkers.work import BINDING_PROBE, work_resumed
 from harness.history import History, Outcome
 
 
@@ -82,3 +82,25 @@ def test_without_the_in_place_event_the_clock_starts_at_the_fault():
     probe(h, 10.2, 30.0)
     v = work_resumed(h, max_s=29.3)
     assert v.passed and v.figures["reconcile_after_failover_s"] == 20.0 and "started at t=10.00" in v.explanation
+
+
+def test_the_binding_probe_gives_its_own_figure_and_a_pod_never_bound_fails():
+    """The scheduler's probe (harness/monitors/binding.py) is judged by the same rule, under its own measure."""
+    h = History()
+    kill(h)
+    h.record("binding", "work.binding", "lb", 11.0, Outcome.OK, value="b0-1", complete=28.0)
+    v = work_resumed(h, max_s=29.3, probe=BINDING_PROBE)
+    assert v.passed and v.figures["bind_after_failover_s"] == 17.9 and "reconcile_after_failover_s" not in v.figures
+    never = History()
+    kill(never)
+    never.record("binding", "work.binding", "lb", 5.0, Outcome.UNKNOWN, value="b0-1", complete=50.0, pending=True,
+                 error="the monitor stopped 45.0 s in, before pod b0-1 bound to a node")
+    v = work_resumed(never, max_s=29.3, probe=BINDING_PROBE)
+    assert v.status is Status.FAIL and "b0-1" in v.explanation and v.figures["bind_after_failover_s"] is None
+
+
+def test_replicas_probes_say_nothing_of_the_scheduler():
+    h = History()
+    kill(h)
+    probe(h, 11.0, 12.0)
+    assert work_resumed(h, max_s=29.3, probe=BINDING_PROBE).status is Status.UNKNOWN
