@@ -7,12 +7,12 @@ import time
 import pytest
 
 from harness.checkers import exclusive_leadership, failover_time, restart_accounting
-from harness.checkers.work import work_resumed
 from harness.faults import Kill, ModifyFlags, Pause
 from harness.monitors.work import PROBE_PERIOD_S
 from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import Measurement, from_verdict
 from harness.scenario import explain_all, exits_within, judge
+from harness.scenario.work_after_failover import kill_the_leader_while_work_is_asked_for
 from harness.target.capabilities import Capability
 from harness.thresholds import CLIENT_GO_JITTER, OBSERVATION_S
 from harness.topology import Component
@@ -47,24 +47,8 @@ def test_the_new_controller_manager_leader_does_the_controllers_work_after_the_l
     (harness/monitors/work.py). The lease passes to another identity within the failover bound, and the first
     Deployment asked for after the kill gets its pods within the failover bound plus the controllers' first sync:
     the new leader reconciles, not only holds the lease (kubernetes#125530 held a lease and did nothing)."""
-    lease = "kube-controller-manager"
-    failover_bound = configured_bound("lease_failover_s", cluster)
-    bound = configured_bound("reconcile_after_failover_s", cluster)
-    leader = leases.holder(lease)
-    old = leases.identity(lease)
-    # the leader doing the work first (the checker counts it); a cluster that does none is judged after the kill
-    work_monitor.wait_for_work_after(0.0, timeout_s=5 * PROBE_PERIOD_S)
-    with nemesis.fault(Kill(component=f"{lease}@{leader}")) as kill:
-        leases.wait_for_new_holder(lease, old, timeout=failover_bound + 5)
-        # the work asked for after the kill is in place: only a new leader can do it
-        work_monitor.wait_for_work_after(history.in_place_at(kill.id) or time.monotonic(), timeout_s=bound + 5)
-    work_monitor.stop()  # a probe still waiting is recorded as such: how long its work waited is evidence too
-    failover = failover_time(history, subject=lease, max_s=failover_bound)
-    resumed = work_resumed(history, max_s=bound)
-    verdicts = judge(history, failover, resumed, figures={"bound_s": bound, "failover_bound_s": failover_bound},
-                     measures=[from_verdict("lease_failover_s", failover, "failover_s", bound=failover_bound),
-                               from_verdict("reconcile_after_failover_s", resumed, "reconcile_after_failover_s",
-                                            bound=bound)])
+    verdicts = kill_the_leader_while_work_is_asked_for(cluster, nemesis, leases, work_monitor, history,
+                                                       lease="kube-controller-manager", probe_period_s=PROBE_PERIOD_S)
     assert all(verdicts), explain_all(verdicts)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.checkers.verdict import Status
+from harness.checkers.work import RESUMED_FIGURE
 from harness.gate import Policy, PolicyError
 from harness.objectives.catalog import MEASURES
 from harness.objectives.judge import meets
@@ -41,6 +42,10 @@ def test_every_measure_is_declared_by_a_scenario_that_exists_and_records_it():
     recorded = set(re.findall(r'(?:Measurement|from_verdict)\(\s*"([a-z0-9_]+)"', code))
     # the flag suite's detection: its measure is judged_detection's last argument (scenarios/apiserver_flags)
     recorded |= set(re.findall(r'judged_detection\([^)]*"([a-z0-9_]+)"\)', code))
+    # a leader killed while its work is asked for: the measure its monitor's probe names (RESUMED_FIGURE)
+    helper = (ROOT / "harness/scenario/work_after_failover.py").read_text()
+    if "from_verdict(measure, resumed" in helper and "RESUMED_FIGURE[monitor.resumed_op]" in helper:
+        recorded |= set(RESUMED_FIGURE.values())
     assert recorded <= set(MEASURES), recorded - set(MEASURES)
     assert recorded == set(MEASURES), f"measures no scenario records: {sorted(set(MEASURES) - recorded)}"
 
