@@ -152,6 +152,9 @@ class Inventory(Strict):
     etcd: EtcdAccess | None = None
     load_balancer: LoadBalancer = LoadBalancer()
     limits: Limits = Limits()
+    work_probes: bool = Field(False, description="true lets the conformance suite create and delete objects of "
+                              "Quorum's own (namespaces, Deployments whose pods run nowhere) to see the controllers "
+                              "work; a disposable target allows them anyway")
     hollow_nodes: HollowNodes | None = Field(None, description="hollow nodes Quorum adds while it runs (disposable "
                                              "targets only)")
 

@@ -26,6 +26,7 @@ class Capability(str, Enum):
     SELF_HOSTED = "self-hosted"
     RELEASES = "releases"
     SCALE = "scale"
+    WORK_PROBES = "work-probes"
 
     @property
     def meaning(self) -> str:
@@ -55,6 +56,9 @@ MEANING = {
                             "keeps on each control-plane node's disk",
     Capability.RELEASES: "run a control-plane component or an etcd member from another release's binaries, which "
                          "every host sees at the toolchain cache's path",
+    Capability.WORK_PROBES: "objects of Quorum's own in the API, created and deleted to see the controllers work "
+                            "(namespaces of its own, Deployments whose pods name no scheduler and run nowhere): every "
+                            "cluster Quorum builds; an inventory's work_probes: true, or a disposable one",
     Capability.SCALE: "join a spare host to the control plane and make a controller a spare again (its components "
                       "configured or removed, the other apiservers' command lines rewritten, the load balancer "
                       "reconfigured without a restart)",

@@ -85,9 +85,10 @@ class Target(Hosts, Clients, ConfiguredPromises, SelfHostedRecovery, PodContaine
     @classmethod
     def capabilities(cls) -> frozenset[Capability]:
         """What the target can do: its parts' capabilities and the backend's own; every target signals its
-        components' processes on its hosts (`signal`)."""
+        components' processes on its hosts (`signal`), and its API takes objects of Quorum's own (`work-probes`;
+        a backend refuses it for a topology that does not allow them, Backend.topology_lacks)."""
         parts = (cls.NETWORK, cls.POWER, cls.HEALTH, *cls.KEEPERS)
-        return cls.CAPABILITIES.union({Capability.SIGNAL}, *(part.capabilities() for part in parts if part is not None))
+        return cls.CAPABILITIES.union({Capability.SIGNAL, Capability.WORK_PROBES}, *(part.capabilities() for part in parts if part is not None))
 
     @classmethod
     def lacks(cls, *needed: Capability) -> str | None:

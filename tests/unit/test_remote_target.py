@@ -107,6 +107,22 @@ def test_the_static_pod_suite_is_offered_where_the_inventory_says_the_apiserver_
     assert remote.lacks(Capability.NODE_POWER, topology=load_inventory(usable(tmp_path, data)))  # the power loss
 
 
+def test_the_controllers_work_is_probed_only_where_the_inventory_allows_objects_of_quorums_own(tmp_path):
+    """The conformance suite's work probes create and delete namespaces and Deployments: on a staging cluster only
+    with work_probes: true; a disposable one allows them anyway; every cluster Quorum builds offers them."""
+    from harness.target.capabilities import Capability
+
+    remote = get("remote")
+    data = example()
+    assert data["disposable"] is False and data["work_probes"] is False  # the example: a staging cluster
+    reason = remote.lacks(Capability.WORK_PROBES, topology=load_inventory(usable(tmp_path, data)))
+    assert reason.startswith("it needs work-probes (") and "work_probes: true" in reason, reason
+    for allowing in ({"work_probes": True}, {"disposable": True}):
+        assert remote.lacks(Capability.WORK_PROBES, topology=load_inventory(usable(tmp_path, {**data, **allowing}))) \
+            is None, allowing
+    assert all(get(backend).lacks(Capability.WORK_PROBES) is None for backend in ("process", "docker", "kind"))
+
+
 def test_target_takes_no_backend_or_topology(tmp_path):
     result = collect_only("scenarios/etcd", "--target", str(tmp_path / "inventory.yaml"), "--backend", "kind")
     assert result.returncode != 0 and "--target names a cluster Quorum did not build" in result.stderr, result.stderr

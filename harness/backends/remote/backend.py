@@ -60,11 +60,16 @@ class RemoteBackend(Backend):
         return load_inventory(path)
 
     def topology_lacks(self, topology: Inventory, *needed: Capability) -> str | None:
-        """Someone else's control plane is kubeadm's static pods only where the inventory says its kube-apiserver
-        runs as one (the static-pod suite kills it, corrupts its manifest and waits for its kubelet)."""
+        """What the inventory keeps from a scenario: hollow nodes it asks none of; objects of Quorum's own in the
+        API on a target that allows none (neither disposable nor work_probes); and kubeadm's static pods, which
+        someone else's control plane is only where the inventory says its kube-apiserver runs as one (the
+        static-pod suite kills it, corrupts its manifest and waits for its kubelet)."""
         if Capability.HOLLOW_NODES in needed and topology.hollow_nodes is None:
             return (f"it needs {Capability.HOLLOW_NODES.value} ({Capability.HOLLOW_NODES.meaning}); {topology.name}'s "
                     "inventory asks for none (hollow_nodes: {count: N} on a disposable target, docs/target.md)")
+        if Capability.WORK_PROBES in needed and not (topology.disposable or topology.work_probes):
+            return (f"it needs {Capability.WORK_PROBES.value} ({Capability.WORK_PROBES.meaning}); {topology.name}'s "
+                    "inventory allows none (work_probes: true lets Quorum create and delete them, docs/target.md)")
         apiserver = topology.components.get(Component.APISERVER)
         if Capability.STATIC_PODS in needed and (apiserver is None or apiserver.runs_as != "static-pod"):
             how = apiserver.runs_as if apiserver is not None else "not described"
