@@ -63,6 +63,15 @@ STARTUP_ALLOWANCE_S = {
 # the new holder observed to the first Deployment's pods (docs/benchmarks.md).
 CONTROLLERS_FIRST_SYNC_ALLOWANCE_S = 5.0
 
+# A steady controller-manager's work on one probe (a Deployment's pods, a deleted one's ReplicaSet and pods collected,
+# a namespace finalized): no upstream figure bounds it either. A leader whose informers synced long ago needs no more
+# than a new leader's first sync allowance (docs/benchmarks.md has what was measured).
+CONTROLLER_WORK_S = CONTROLLERS_FIRST_SYNC_ALLOWANCE_S
+# The namespace controller takes a deleted namespace up only 5 s after it sees the deletion, so that every apiserver's
+# lifecycle admission sees it first (namespaceDeletionGracePeriod, k8s.io/kubernetes pkg/controller/namespace,
+# namespace_controller.go); a namespace's finalization is allowed that wait on top of CONTROLLER_WORK_S.
+NAMESPACE_DELETION_GRACE_S = 5.0
+
 # A new kube-scheduler leader binds from caches it filled as a standby: its informers start and sync before it runs
 # for the lease, and only the scheduling loop waits for leadership (k8s.io/kubernetes cmd/kube-scheduler/app/server.go,
 # Run). No upstream figure bounds its first binding either: the same 5 s allowance as the controllers' first sync,

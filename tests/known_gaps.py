@@ -140,6 +140,7 @@ KNOWN_GAPS: list[KnownGap] = [
                                    "plain_http_to_the_etcd_client_port_is_refused",
                                    "leader_election_is_on_with_the_topology_timings*",
                                    "authorization_is_rbac_and_node")),
+                               "scenarios/conformance/test_controllers.py::*",
                                "scenarios/etcd/test_etcd_quorum.py::test_members_use_tls_*",
                                "scenarios/static_pods/test_static_pods.py::test_a_control_plane_node_partitioned_*"),
              "kind's twins plant few defects in kubeadm's configuration (kind-kubeadm-defaults fails three checks, kind-control-plane-unguarded two)",
@@ -161,7 +162,7 @@ KNOWN_GAPS: list[KnownGap] = [
             "etcd_members_are_exactly_the_etcd_hosts", "etcd_peer_and_client_listeners_use_tls",
             "the_etcd_client_port_is_reachable_from_every_controller", "plain_http_to_the_etcd_client_port_is_refused",
             "leader_election_is_on_with_the_topology_timings*")),
-        "scenarios/etcd/*", "scenarios/leader_election/*", *KIND_BY_DESIGN, "scenarios/load/*",
+        "scenarios/conformance/test_controllers.py::*", "scenarios/etcd/*", "scenarios/leader_election/*", *KIND_BY_DESIGN, "scenarios/load/*",
         "scenarios/conformance/test_nodes.py::*", "scenarios/static_pods/*", "scenarios/apiserver_flags/*"),
              "through an inventory, only weak-apiserver's conformance checks and "
              "kind-restart-never's kills are shown to fail (deep)", "#53 (the reference staging's kubeadm twins, "

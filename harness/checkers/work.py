@@ -9,6 +9,9 @@ from harness.checkers.verdict import Status, Verdict, checker, fmt
 from harness.history import History, Op, Outcome
 
 REPLICAS_PROBE = "work.replicas"  # the probe whose work the controller-manager's leader does (the monitor's docstring)
+COLLECT_PROBE = "work.collect"  # a deleted Deployment's ReplicaSet and pods collected (the garbage collector)
+NAMESPACE_PROBE = "work.namespace"  # a deleted namespace finalized (the namespace controller)
+CONTROLLER_PROBES = (REPLICAS_PROBE, COLLECT_PROBE, NAMESPACE_PROBE)
 BINDING_PROBE = "work.binding"  # the probe whose work the scheduler's leader does
 # each probe's figure: the measure it gives (harness/objectives/catalog.py)
 RESUMED_FIGURE = {REPLICAS_PROBE: "reconcile_after_failover_s", BINDING_PROBE: "bind_after_failover_s"}
@@ -49,6 +52,40 @@ def work_resumed(history: History, *, fault: str | None = None, max_s: float | N
                        {**figures, "waited_s": round(waited, 3)})
     return Verdict("work-resumed", Status.UNKNOWN, f"no {probe} asked for after {named} ended with its work done or "
                    f"late ({len([op for op in probes if op.invoke >= clock])} asked for after it)", figures)
+
+
+@checker("work-done")
+def work_done(history: History, *, max_s: dict[str, float], samples: int) -> Verdict:
+    """Without a fault, each probe `max_s` names had its work done at least `samples` times, the slowest within its
+    bound. A probe whose deadline passed, or that had waited longer than its bound when the monitor stopped, fails
+    it; a probe the API never took is no evidence, and fewer than `samples` done of any probe is unknown."""
+    figures: dict[str, float | int | None] = {}
+    late: list[str] = []
+    short: list[str] = []
+    for probe, bound in max_s.items():
+        ops = history.ops_of(probe)
+        done = [op for op in ops if op.ok]
+        slowest = max(done, key=lambda op: op.complete - op.invoke, default=None)
+        key = probe.removeprefix("work.")
+        figures[f"{key}_done"] = len(done)
+        figures[f"{key}_slowest_s"] = None if slowest is None else round(slowest.complete - slowest.invoke, 3)
+        waiting = next((op for op in ops if _unfinished(op) and op.complete - op.invoke > bound), None)
+        if waiting is not None:
+            late.append(f"{probe} {waiting.value} not done {fmt(waiting.complete - waiting.invoke)} after it was "
+                        f"asked for, more than the allowed {fmt(bound)}: {waiting.error}")
+        elif slowest is not None and slowest.complete - slowest.invoke > bound:
+            late.append(f"{probe} {slowest.value} done {fmt(slowest.complete - slowest.invoke)} after it was asked "
+                        f"for, more than the allowed {fmt(bound)}")
+        if len(done) < samples:
+            short.append(f"{probe} done {len(done)} times of the {samples} needed")
+    if late:
+        return Verdict("work-done", Status.FAIL, "; ".join(late), figures)
+    if short:
+        return Verdict("work-done", Status.UNKNOWN, "too few samples to judge: " + "; ".join(short), figures)
+    slowest_all = ", ".join(f"{probe} {figures[probe.removeprefix('work.') + '_slowest_s']:.2f}s (allowed "
+                            f"{fmt(bound)})" for probe, bound in max_s.items())
+    return Verdict("work-done", Status.PASS, f"every probe's work done at least {samples} times, the slowest: "
+                   f"{slowest_all}", figures)
 
 
 def _waited_past(probes: list[Op], clock: float, max_s: float | None) -> Op | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from kubernetes import client as k8s
 
+from harness.checkers.work import BINDING_PROBE
 from harness.components.kwok import HOLLOW_LABEL
 from harness.errors import Unsupported
 from harness.history import History
@@ -32,7 +33,8 @@ class BindingMonitor(WorkProbes):
     `probe="work.binding"`."""
 
     name = "binding"
-    resumed_op = "work.binding"
+    probes = (BINDING_PROBE,)
+    resumed_op = BINDING_PROBE
 
     def __init__(self, cluster: Target, history: History, *, period_s: float = PROBE_PERIOD_S,
                  deadline_s: float = PROBE_DEADLINE_S, **limits) -> None:
@@ -46,7 +48,7 @@ class BindingMonitor(WorkProbes):
     def step(self, worker: int) -> None:
         self._seq[worker] += 1
         name = f"b{worker}-{self._seq[worker]:05d}"
-        self._probe("work.binding", name, lambda: self._create_pod(name), lambda: self._bound(name),
+        self._probe(BINDING_PROBE, name, lambda: self._create_pod(name), lambda: self._bound(name),
                     f"pod {name} bound to a node")
         try:
             self._core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0,

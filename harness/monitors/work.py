@@ -21,12 +21,14 @@ from __future__ import annotations
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
+from harness.checkers.work import COLLECT_PROBE, CONTROLLER_PROBES, NAMESPACE_PROBE, REPLICAS_PROBE
 from harness.history import History
 from harness.monitors.work_probes import LABEL, PROBE_DEADLINE_S, REQUEST_TIMEOUT_S, WorkProbes
 from harness.target.protocol import Target
 
 REPLICAS = 2
 PROBE_PERIOD_S = 2.0  # a new work.replicas probe about every 2 s: a failover's figure is read to about that
+WORK_CHECK_PERIOD_S = 1.0  # without a fault, twice as often: the samples a check needs in a few seconds
 NOBODYS_SCHEDULER = "quorum-nobody"  # no scheduler serves it: the pods stay Pending
 
 
@@ -34,7 +36,8 @@ class WorkMonitor(WorkProbes):
     """The controller-manager's work, probed continuously (module docstring); what the work-resumed checker reads."""
 
     name = "work"
-    resumed_op = "work.replicas"
+    probes = CONTROLLER_PROBES
+    resumed_op = REPLICAS_PROBE
 
     def __init__(self, cluster: Target, history: History, *, period_s: float = PROBE_PERIOD_S,
                  deadline_s: float = PROBE_DEADLINE_S, **limits) -> None:
@@ -47,14 +50,14 @@ class WorkMonitor(WorkProbes):
         self._seq[worker] += 1
         name = f"w{worker}-{self._seq[worker]:05d}"
         if worker < 2:
-            if self._probe("work.replicas", name, lambda: self._create_deployment(name),
+            if self._probe(REPLICAS_PROBE, name, lambda: self._create_deployment(name),
                            lambda: self._pods(name) >= REPLICAS, f"{REPLICAS} pods of Deployment {name}"):
-                self._probe("work.collect", name, lambda: self._delete_deployment(name),
+                self._probe(COLLECT_PROBE, name, lambda: self._delete_deployment(name),
                             lambda: self._pods(name) == 0 and self._replica_sets(name) == 0,
                             f"Deployment {name}'s ReplicaSet and pods collected")
         else:
             namespace = f"{self.namespace}-{name}"
-            self._probe("work.namespace", namespace, lambda: self._create_and_delete_namespace(namespace),
+            self._probe(NAMESPACE_PROBE, namespace, lambda: self._create_and_delete_namespace(namespace),
                         lambda: not self._namespace_exists(namespace), f"namespace {namespace} deleted")
 
     def _selector(self, name: str) -> str:

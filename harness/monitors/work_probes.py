@@ -41,8 +41,9 @@ API_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
 
 class WorkProbes(Monitor):
     """A monitor whose steps are work probes (module docstring), in a namespace it creates at start and deletes at
-    its stop. `resumed_op` is the probe that `wait_for_work_after` waits for."""
+    its stop. `probes` names the monitor's probes; `resumed_op` is the one that `wait_for_work_after` waits for."""
 
+    probes: tuple[str, ...] = ()
     resumed_op = ""
 
     def __init__(self, cluster: Target, history: History, *, rate: float, workers: int,
@@ -65,6 +66,12 @@ class WorkProbes(Monitor):
         `timeout_s` (the checker judges the record either way)."""
         return eventually(lambda: any(op.ok and op.invoke >= t for op in self.history.ops_of(self.resumed_op)),
                           timeout_s, POLL_S)
+
+    def wait_for_samples(self, samples: int, timeout_s: float) -> bool:
+        """Until each of the monitor's probes saw its work done `samples` times; whether they did within
+        `timeout_s` (the checker judges the record either way)."""
+        return eventually(lambda: all(sum(op.ok for op in self.history.ops_of(probe)) >= samples
+                                      for probe in self.probes), timeout_s, POLL_S)
 
     def finish(self) -> None:
         """Remove the monitor's namespaces; their deletion goes on in the cluster (nothing waits for it)."""

@@ -229,6 +229,8 @@ CONFORMANCE = {
     "cert-expiring": {"test_every_listener_serves_a_certificate_its_clients_trust_with_the_days_left_the_objective_needs"},
     "etcd-clients-blocked": {"test_the_etcd_client_port_is_reachable_from_every_controller"},
     "phantom-etcd-member": {"test_etcd_members_are_exactly_the_etcd_hosts"},
+    # leading and healthy, with the controllers a user's Deployments and namespaces need switched off
+    "idle-controller-manager": {"test_the_controller_manager_does_the_work_a_user_asks_of_it"},
     # kubeadm's own layout: each apiserver lists only its node's etcd member; anonymous clients may read /version;
     # kube-proxy serves its metrics on loopback only
     "kind-kubeadm-defaults": {"test_every_apiserver_lists_every_etcd_member",

@@ -163,12 +163,13 @@ NODE_CHECKS = "scenarios/conformance/test_nodes.py"
                             ignore=(BANDWIDTH, NODE_CHECKS)))
 def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destructive_scenario(staging, ha3, tmp_path):
     """`pytest scenarios/ --target` on someone else's cluster (disposable: false): the read-only checks run over SSH,
-    the API and etcd, and pass on this healthy cluster; every destructive scenario is skipped with the reason; the
-    cluster is left exactly as it was (the same processes)."""
+    the API and etcd, and the controllers' work probes its inventory allows (work_probes: true), and pass on this
+    healthy cluster; every destructive scenario is skipped with the reason; the cluster is left exactly as it was
+    (the same processes)."""
     before = {(c.value, h): ha3.pid(c, h) for c in (Component.ETCD, Component.APISERVER) for h in ha3.hosts(HostRole.CONTROLLER)}
     # the steady load runs on a target too (deep: test_the_steady_load_runs_on_a_target_...): left out here for time
-    code, outcomes = scenarios_against(staging.write(disposable=False), tmp_path, "scenarios/", "-m", "not hollow_nodes",
-                                       f"--ignore={BANDWIDTH}")
+    code, outcomes = scenarios_against(staging.write(disposable=False, work_probes=True), tmp_path, "scenarios/", "-m",
+                                       "not hollow_nodes", f"--ignore={BANDWIDTH}")
     assert code == 0, {name: outcome for name, outcome in outcomes.items() if outcome[0] not in ("passed", "skipped")}
     passed = {name for name, (outcome, _) in outcomes.items() if outcome == "passed"}
     for name in ("test_conformance::test_etcd_members_are_exactly_the_etcd_hosts",
@@ -179,6 +180,7 @@ def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destr
                  "test_configuration::test_the_etcd_timings_promise_the_leader_change_and_write_stall_objectives",
                  "test_configuration::test_the_lease_timings_promise_the_failover_and_give_up_objectives[kube-scheduler]",
                  "test_etcd_quorum::test_members_use_tls_on_peer_and_client_urls",
+                 "test_controllers::test_the_controller_manager_does_the_work_a_user_asks_of_it",
                  "test_certificates::test_every_listener_serves_a_certificate_its_clients_trust_with_the_days_left_"
                  "the_objective_needs"):
         assert name in passed, (name, outcomes.get(name))

@@ -1,8 +1,9 @@
-"""work-resumed (harness/checkers/work.py) on hand-written histories: the first Deployment asked for after the
-fault and done, one still waiting past the bound, and what is no evidence either way."""
+"""work-resumed and work-done (harness/checkers/work.py) on hand-written histories: the first Deployment asked for
+after the fault and done, one still waiting past the bound, the slowest of a fault-free run's samples, and what is
+no evidence either way."""
 
 from harness.checkers import Status
-from harness.checkers.work import BINDING_PROBE, work_resumed
+from harness.checkers.work import BINDING_PROBE, work_done, work_resumed
 from harness.history import History, Outcome
 
 
@@ -104,3 +105,62 @@ def test_replicas_probes_say_nothing_of_the_scheduler():
     kill(h)
     probe(h, 11.0, 12.0)
     assert work_resumed(h, max_s=29.3, probe=BINDING_PROBE).status is Status.UNKNOWN
+
+
+# work-done: without a fault, three of each probe done, the slowest judged
+
+
+def steady(history: History, op: str, times: list[tuple[float, float]], outcome: Outcome = Outcome.OK,
+           **extra) -> None:
+    for n, (invoke, complete) in enumerate(times):
+        history.record("work", op, "lb", invoke, outcome, value=f"{op}-{n}", complete=complete,
+                       error="" if outcome is Outcome.OK else "not done", **extra)
+
+
+BOUNDS = {"work.replicas": 5.0, "work.collect": 5.0, "work.namespace": 10.0}
+
+
+def healthy(history: History) -> None:
+    steady(history, "work.replicas", [(1.0, 1.2), (2.0, 2.3), (3.0, 3.1)])
+    steady(history, "work.collect", [(1.3, 1.9), (2.4, 3.0), (3.2, 3.5)])
+    steady(history, "work.namespace", [(1.0, 6.5), (7.0, 12.4), (13.0, 18.3)])
+
+
+def test_work_done_three_times_each_within_the_allowance_passes_and_names_the_slowest():
+    h = History()
+    healthy(h)
+    v = work_done(h, max_s=BOUNDS, samples=3)
+    assert v.passed, v.explanation
+    assert v.figures == {"replicas_done": 3, "replicas_slowest_s": 0.3, "collect_done": 3, "collect_slowest_s": 0.6,
+                         "namespace_done": 3, "namespace_slowest_s": 5.5}
+    assert "work.namespace 5.50s (allowed 10.00s)" in v.explanation
+
+
+def test_one_probe_slower_than_the_allowance_fails_whatever_the_others():
+    h = History()
+    healthy(h)
+    steady(h, "work.collect", [(6.0, 12.5)])
+    v = work_done(h, max_s=BOUNDS, samples=3)
+    assert v.status is Status.FAIL and "work.collect" in v.explanation, v.explanation
+    assert "6.50s after it was asked for, more than the allowed 5.00s" in v.explanation, v.explanation
+
+
+def test_a_controller_manager_that_does_no_work_fails_on_the_probes_still_waiting_at_the_stop():
+    """idle-controller-manager: no Deployment gets its pods, no namespace goes; the monitor stops them pending."""
+    h = History()
+    steady(h, "work.replicas", [(1.0, 26.0), (2.0, 26.0)], Outcome.UNKNOWN, pending=True)
+    steady(h, "work.namespace", [(1.0, 26.0)], Outcome.UNKNOWN, pending=True)
+    v = work_done(h, max_s=BOUNDS, samples=3)
+    assert v.status is Status.FAIL and "work.replicas" in v.explanation and "work.namespace" in v.explanation
+    assert v.figures["replicas_done"] == 0 and v.figures["replicas_slowest_s"] is None
+
+
+def test_too_few_samples_or_probes_the_api_never_took_are_unknown_not_a_pass():
+    h = History()
+    steady(h, "work.replicas", [(1.0, 1.2), (2.0, 2.3), (3.0, 3.1)])
+    steady(h, "work.collect", [(1.3, 1.9)])
+    steady(h, "work.namespace", [(1.0, 1.5), (2.0, 2.1)], Outcome.UNKNOWN)  # refused by the API: never asked
+    steady(h, "work.namespace", [(4.0, 6.0)], Outcome.UNKNOWN, pending=True)  # stopped before it could be late
+    v = work_done(h, max_s=BOUNDS, samples=3)
+    assert v.status is Status.UNKNOWN, v.explanation
+    assert "work.collect done 1 times" in v.explanation and "work.namespace done 0 times" in v.explanation
