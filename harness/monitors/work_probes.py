@@ -36,6 +36,7 @@ OWNER = "quorum.io/work-owner"  # annotation: the Harness that created the names
 PROBE_DEADLINE_S = 90.0
 POLL_S = 0.25
 REQUEST_TIMEOUT_S = 5.0
+SERVICE_ACCOUNT_WAIT_S = 10.0  # at most, for the monitor's namespace's default ServiceAccount (setup)
 API_ERRORS = (ApiException, urllib3.exceptions.HTTPError, OSError)
 
 
@@ -60,6 +61,10 @@ class WorkProbes(Monitor):
     def setup(self) -> None:
         super().setup()
         self._core.create_namespace(self._namespace(self.namespace), _request_timeout=REQUEST_TIMEOUT_S * 2)
+        # a pod is refused until its namespace's default ServiceAccount exists (the ServiceAccount admission plugin),
+        # which the serviceaccount controller creates: the probes start once it does, so that the first ones time
+        # their own work, not the new namespace's (bounded: without it they are slow, never blocked)
+        until(self._default_service_account, SERVICE_ACCOUNT_WAIT_S, POLL_S)
 
     def wait_for_work_after(self, t: float, timeout_s: float) -> bool:
         """Until a `resumed_op` probe asked for at or after `t` (monotonic) saw its work done; whether one did within
@@ -112,6 +117,13 @@ class WorkProbes(Monitor):
             self.history.record(self.name, op, "lb", invoke, Outcome.FAIL, value=value,
                                 error=f"not done within {waited.after_s:.1f} s: {what}{last}")
         return False
+
+    def _default_service_account(self) -> bool:
+        try:
+            self._core.read_namespaced_service_account("default", self.namespace, _request_timeout=REQUEST_TIMEOUT_S)
+        except API_ERRORS:
+            return False
+        return True
 
     def _namespace(self, name: str) -> k8s.V1Namespace:
         return k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=name, labels={LABEL: self.tag},
