@@ -245,6 +245,27 @@ def test_the_kind_policy_needs_what_gate_yaml_needs_of_the_suites_kind_can_run()
     assert set(kind.required_suites) - set(main.required_suites) == {"static_pods"}
 
 
+def test_the_kind_and_target_policies_excuse_every_objective_their_targets_cannot_measure():
+    """An objective no scenario can measure on a kind cluster (none that kind claims declares it), or on every
+    inventory (each scenario declaring it needs what some inventory lacks: hollow nodes, a static-pod apiserver), is
+    in that policy's not_measured: else the gate would call it unmeasured on every such run, and block."""
+    from harness.objectives.declared import declared_measures
+    from harness.target.capabilities import Capability
+    from tests.tiers import ledger_from_a_child
+
+    scenarios = {scenario.id.split("[")[0]: scenario for scenario in ledger_from_a_child().scenarios}
+    optional = {Capability.HOLLOW_NODES.value, Capability.STATIC_PODS.value}  # RemoteBackend.topology_lacks
+    for policy_file, measurable in (
+            ("gate-kind.yaml", lambda scenario: "kind" in scenario.claimed_by),
+            ("gate-target.yaml", lambda scenario: "remote" in scenario.claimed_by and not optional & set(
+                scenario.requires))):
+        policy = Policy.load(ROOT / policy_file)
+        measured = {name for nodeid, names in declared_measures().items()
+                    if nodeid in scenarios and measurable(scenarios[nodeid]) for name in names}
+        assert set(MEASURES) - measured <= set(policy.not_measured), \
+            f"{policy_file}: no scenario measures {sorted(set(MEASURES) - measured - set(policy.not_measured))} there"
+
+
 @pytest.mark.parametrize("cases, code", [(GOOD, 0), ({}, 2)], ids=["promote", "no-results"])
 def test_cli_exit_codes_and_outputs(tmp_path, cases, code):
     policy = tmp_path / "policy.yaml"
