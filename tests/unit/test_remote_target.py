@@ -113,8 +113,8 @@ def test_the_controllers_work_is_probed_only_where_the_inventory_allows_objects_
     from harness.target.capabilities import Capability
 
     remote = get("remote")
-    data = example()
-    assert data["disposable"] is False and data["work_probes"] is False  # the example: a staging cluster
+    data = {**example(), "work_probes": False}
+    assert data["disposable"] is False  # the example: a staging cluster
     reason = remote.lacks(Capability.WORK_PROBES, topology=load_inventory(usable(tmp_path, data)))
     assert reason.startswith("it needs work-probes (") and "work_probes: true" in reason, reason
     for allowing in ({"work_probes": True}, {"disposable": True}):
