@@ -39,6 +39,10 @@ class HollowNodes(Strict):
     # Pod addresses are only strings in Pod objects (nothing routes to them); they sit inside Quorum's
     # guarded range so that anything that did try would hit the unreachable route, never the gateway.
     pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.213.192.0/18")
+    # a few nodes give the scheduler somewhere to bind a user's pod; the load suite's SLOs are judged at the load
+    # topology's scale, not on them
+    load_suite: bool = Field(True, description="the load suite (tests marked hollow_nodes) runs on these nodes; "
+                             "false: they are only for the scheduler's work, and the load suite builds --load-topology")
 
     @model_validator(mode="before")
     @classmethod

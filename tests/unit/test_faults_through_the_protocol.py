@@ -202,11 +202,11 @@ def test_the_lease_holders_host_is_cut_from_every_other_host_and_the_journal_nam
     with fake.changing() as model:
         model["leases"]["kube-scheduler"] = "c3_fake"
     fault = Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-scheduler"))
-    assert fault.captured == {"holder": "c3", "others": ["lb", "c1", "c2"]}
+    assert fault.captured == {"holder": "c3", "others": ["lb", "c1", "c2", "n1"]}
     hosts = fake.model()["hosts"]
     assert {(r["chain"], r["peer"]) for r in hosts["c3"]["rules"]} == {
-        (chain, fake.address(host)) for chain in ("INPUT", "OUTPUT") for host in ("lb", "c1", "c2")}
-    assert not any(hosts[host]["rules"] for host in ("lb", "c1", "c2")), "one side's rules cut both directions"
+        (chain, fake.address(host)) for chain in ("INPUT", "OUTPUT") for host in ("lb", "c1", "c2", "n1")}
+    assert not any(hosts[host]["rules"] for host in ("lb", "c1", "c2", "n1")), "one side's rules cut both directions"
     assert '"holder": "c3"' in (fake.run_dir / "faults.jsonl").read_text()
     with pytest.raises(FaultError, match="no leader lease 'kube-proxy'"):
         Nemesis(fake).inject(IsolateLeaseHolder(lease="kube-proxy"))

@@ -74,7 +74,7 @@ def test_a_node_that_is_not_hollow_or_a_cluster_without_hollow_nodes_is_refused_
     target = _hollow()
     with pytest.raises(FaultError, match="'c1' is not a hollow node of ha3-1000"):
         StopNodeHeartbeats(node="c1").plan(target)
-    bare = _Target(load_topology(ROOT / "clusters" / "ha3.yaml"), name="ha3")
+    bare = _Target(load_topology(ROOT / "clusters" / "single.yaml"), name="single")
     with pytest.raises(FaultError, match="no hollow nodes"):
         StopNodeHeartbeats().plan(bare)
     assert target.api.sent == [] and bare.api.sent == []

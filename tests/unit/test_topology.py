@@ -9,7 +9,10 @@ from harness.backends.kind.topology import is_kind_topology, load_kind_topology
 from harness.topology import Component, load_topology, parse_topology
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
+# ha3's control plane: its kwok host and hollow nodes left out, so that each test adds the nodes hosts it needs
 HA3 = yaml.safe_load((CLUSTERS / "ha3.yaml").read_text())
+HA3["hosts"] = [host for host in HA3["hosts"] if "nodes" not in host["roles"]]
+HA3["hollow_nodes"] = 0
 
 
 def variant(**changes):
