@@ -25,6 +25,8 @@ class Objectives(BaseModel):
     time_to_healthy_s: dict[str, float] = Field(default_factory=lambda: default("time_to_healthy_s"))
     lease_failover_s: float = Field(default("lease_failover_s"), gt=0)
     lease_give_up_s: float = Field(default("lease_give_up_s"), gt=0)
+    reconcile_s: float = Field(default("reconcile_s"), gt=0)
+    bind_s: float = Field(default("bind_s"), gt=0)
     reconcile_after_failover_s: float = Field(default("reconcile_after_failover_s"), gt=0)
     bind_after_failover_s: float = Field(default("bind_after_failover_s"), gt=0)
     node_not_ready_s: float = Field(default("node_not_ready_s"), gt=0)
