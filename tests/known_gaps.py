@@ -28,6 +28,7 @@ FAULTS_UNDER_LOAD = tuple(f"scenarios/load/test_load.py::test_{name}_under_load"
 CAPACITY = "scenarios/load/test_capacity.py::*"
 NODE_DEATH = "scenarios/load/test_load.py::test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_grace_period"
 SCHEDULER_FAILOVER = "scenarios/load/test_scheduling.py::test_the_new_scheduler_leader_binds_pods_after_the_leader_is_killed"
+SCHEDULER_BINDS = "scenarios/conformance/test_controllers.py::test_the_scheduler_binds_the_pods_a_user_asks_for"
 BANDWIDTH_LIMIT = "scenarios/bandwidth/test_bandwidth.py::test_a_bandwidth_limit_is_enforced"
 SLOW_CONTROLLER_LINK = "scenarios/bandwidth/test_bandwidth.py::test_the_api_stays_available_when_a_controller_link_is_slow"
 LIFECYCLE_WITHOUT_A_TWIN = ("scenarios/lifecycle/test_etcd_upgrade.py::*",
@@ -98,9 +99,9 @@ KNOWN_GAPS: list[KnownGap] = [
                "scenarios refused) and the kind stand-in's nodes have no iperf3; the slow-links twin's shaping is its "
                "owner's qdisc on a target, which a limit never replaces",
                "#53 (the reference staging: kubeadm hosts with iperf3, and its twins)") for outcome in ("passes", "fails")),
-    KnownGap("docker", "fails", (SCHEDULER_FAILOVER,), "its twin (scheduler-misnamed-profile) fails it on the "
-             "process backend in presubmit; built on docker too it would put the deep tier over its 2 hours (the "
-             "leader's kill on docker and the work probe's record fail there with idle-controller-manager)",
+    KnownGap("docker", "fails", (SCHEDULER_FAILOVER, SCHEDULER_BINDS), "their twin (scheduler-misnamed-profile) fails "
+             "them on the process backend in presubmit; built on docker too it would put the deep tier over its 2 "
+             "hours (the leader's kill on docker and the work probe's record fail there with idle-controller-manager)",
              "#57 (the scheduler's twin on docker once the deep tier has room)"),
     KnownGap("remote", "passes", (NODE_DEATH, SCHEDULER_FAILOVER), "the only stand-in whose inventory asks for "
              "hollow nodes is the process one, whose components run as plain processes: destructive scenarios are "

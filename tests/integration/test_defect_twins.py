@@ -231,6 +231,8 @@ CONFORMANCE = {
     "phantom-etcd-member": {"test_etcd_members_are_exactly_the_etcd_hosts"},
     # leading and healthy, with the controllers a user's Deployments and namespaces need switched off
     "idle-controller-manager": {"test_the_controller_manager_does_the_work_a_user_asks_of_it"},
+    # leading and healthy, with its only profile serving another scheduler name: nothing of the default's is bound
+    "scheduler-misnamed-profile": {"test_the_scheduler_binds_the_pods_a_user_asks_for"},
     # kubeadm's own layout: each apiserver lists only its node's etcd member; anonymous clients may read /version;
     # kube-proxy serves its metrics on loopback only
     "kind-kubeadm-defaults": {"test_every_apiserver_lists_every_etcd_member",
