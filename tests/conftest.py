@@ -40,7 +40,9 @@ DOCKER_LANE = {f"integration/{name}" for name in ("test_docker_backend.py", "tes
 # process-backend twins in the process lane, chosen to balance the lanes by CI's measured durations (`./run.sh tests
 # --durations=0`; docs/ci.md); the others, the load twins among them, run in the docker lane
 HANDED_OVER = "tests/integration/test_kind_cluster.py"  # its cluster goes on to the alone phase (handoff.py)
-PROCESS_LANE_TWINS = {"etcd-slow-election", "lb-no-health-check"}
+# scheduler-misnamed-profile: its conformance run and failover case (~2.3 min) put on the docker lane, the longest in
+# presubmit, would lengthen presubmit by as much
+PROCESS_LANE_TWINS = {"etcd-slow-election", "lb-no-health-check", "scheduler-misnamed-profile"}
 # In the deep tier the docker lane also holds kind's self-hosted module with its deep twins and the docker main job:
 # measured at 7084 s against the process lane's 3973 s (docs/ci.md), so this kind twin, deep but for one case, runs in
 # the process lane there. The process lane builds kind clusters already (the inventory checks); a twin's failure

@@ -48,7 +48,9 @@ def test_the_deep_tier_moves_only_the_twins_that_balance_its_lanes():
 def test_kind_and_docker_tests_share_the_docker_lane_and_so_do_the_load_twins_and_the_hollow_node_load():
     lanes = twin_lanes()
     assert {lane for twin, twin_lane in lanes.items() if twin.startswith("kind-") for lane in twin_lane} == {"docker"}
-    load_twins = {twin for twin, suite, _, _ in CASES if suite.startswith("scenarios/load/")}
+    # the scheduler's failover puts no API load beside the lane's: a pod asked for every 2 s
+    load_twins = {twin for twin, suite, _, _ in CASES
+                  if suite.startswith("scenarios/load/") and suite != "scenarios/load/test_scheduling.py"}
     assert load_twins and all(lanes[twin] == {"docker"} for twin in load_twins)
     assert lane_of("tests/integration/test_hollow_pods.py::test_x") == "docker"
     assert lane_of("tests/integration/test_kind_cluster.py::test_every_node_turns_ready_with_quorums_cni") == "docker"
