@@ -155,6 +155,14 @@ def node_failure_detection_s() -> float:
     this long afresh, so a heartbeat verdict needs at least this much observation after a fault."""
     return NODE_MONITOR_GRACE_S + NODE_MONITOR_PERIOD_S
 
+# A dead node's pod is deleted by the taint-eviction controller once its toleration of the node's NoExecute taint runs
+# out, timed from when the controller sees the taint (k8s.io/kubernetes pkg/controller/tainteviction). The dead-node
+# scenario's own pod tolerates it for EVICTION_TOLERATION_S, a user's pod's default being 300 s (the
+# DefaultTolerationSeconds admission plugin); it must be evicted within EVICTION_ALLOWANCE_S either side of that: the
+# monitor sees the taint and the deletion each up to one read (1 s) late, and the controller's watch of the node
+# another second.
+EVICTION_TOLERATION_S = 5
+EVICTION_ALLOWANCE_S = 3.0
 
 # ---- kind: kubeadm's static pods under the kubelet (kubelet v1.34 defaults) ---------------------------------------
 KUBELET_RELIST_S = 1.0  # the PLEG relists containers every second: how soon an exit is noticed

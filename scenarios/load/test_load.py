@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from harness.checkers import availability, lb_detection
+from harness.checkers.eviction import pod_evicted
 from harness.checkers.node_death import declared_at, node_declared_not_ready
 from harness.checkers.server_slo import server_latency_slo, server_measures
 from harness.checkers.slo import (error_rate, heartbeat_health, heartbeat_measures, latency_slo, load_measures,
@@ -24,7 +25,8 @@ from harness.metrics import etcd_window
 from harness.objectives.catalog import configured_bound
 from harness.objectives.measurement import from_verdict
 from harness.scenario import allowed_s, explain_all, judge, wait_healthy, wait_lb_marks_down
-from harness.thresholds import APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT, node_failure_detection_s
+from harness.thresholds import (APISERVER_ETCD_CLIENT_DETECTION_S, AVAILABILITY_PCT, EVICTION_ALLOWANCE_S,
+                                EVICTION_TOLERATION_S, NODE_MONITOR_PERIOD_S, node_failure_detection_s)
 from harness.target.capabilities import Capability
 from harness.topology import Component
 from harness.wait import until
@@ -210,21 +212,29 @@ def _node_ready(cluster, node: str) -> bool:
 @pytest.mark.requires(Capability.HOLLOW_NODES)
 @pytest.mark.measures("node_not_ready_s")
 def test_a_node_whose_heartbeats_stop_is_declared_not_ready_within_its_grace_period(cluster, history, nemesis,
-                                                                                      node_readiness, objectives):
+                                                                                      node_readiness, eviction_monitor,
+                                                                                      objectives):
     """One hollow node's heartbeats stop, as when its kubelet dies: its kwok controller lets go of it, so nothing
     renews its Lease (harness/faults/heartbeats.py). The node lifecycle controller declares it NotReady within the
     node_not_ready_s objective (its grace and monitor periods: a dead node's pods are evicted only once it is seen
-    dead), and within what the controller-manager's own flags promise; once its heartbeats return the node is Ready
-    again, for the suite's next scenario."""
+    dead), and within what the controller-manager's own flags promise; the pod of Quorum's own on it, tolerating the
+    dead node's NoExecute taint for EVICTION_TOLERATION_S, is evicted when that runs out (the taint-eviction
+    controller; harness/monitors/eviction.py); once its heartbeats return the node is Ready again, for the suite's next
+    scenario."""
     bound = allowed_s("node_not_ready_s", cluster, objectives)
-    with nemesis.fault(StopNodeHeartbeats()) as fault:
-        node = fault.captured["node"]
+    node = eviction_monitor.node
+    with nemesis.fault(StopNodeHeartbeats(node=node)) as fault:
         clock = history.in_place_at(fault.id) or time.monotonic()
         until(lambda: declared_at(history, node, clock) is not None, bound + DECLARED_MARGIN_S, 1.0)
+        # the node stays dead until its pod's toleration ran out and the pod was evicted, or was late for it
+        until(lambda: eviction_monitor.evicted,
+              EVICTION_TOLERATION_S + EVICTION_ALLOWANCE_S + 2 * NODE_MONITOR_PERIOD_S, 1.0)
+    eviction_monitor.stop()
     back = until(lambda: _node_ready(cluster, node), BACK_READY_S, 1.0)
     declared = node_declared_not_ready(history, node=node, max_s=bound)
-    verdicts = judge(history, declared, figures={"node": node, "bound_s": bound, "ready_again_after_heal_s":
-                                                 round(back.after_s, 1) if back.held else None},
+    evicted = pod_evicted(history, toleration_s=EVICTION_TOLERATION_S, max_s=EVICTION_ALLOWANCE_S)
+    verdicts = judge(history, declared, evicted, figures={"node": node, "bound_s": bound, "ready_again_after_heal_s":
+                                                          round(back.after_s, 1) if back.held else None},
                      measures=[from_verdict("node_not_ready_s", declared, "node_not_ready_s",
                                             bound=configured_bound("node_not_ready_s", cluster))])
     assert back.held, f"{node} was not Ready {BACK_READY_S:.0f} s after its heartbeats returned"
