@@ -142,6 +142,8 @@ CASES = [
     # objective, in time for the cluster's own flags
     ("node-monitor-grace-long", "scenarios/load/test_load.py", "heartbeats_stop",
      "[objective: fail] node_not_ready_s"),
+    # a dead node declared and tainted in time, and its pod never evicted: no taint-eviction controller runs
+    ("taint-eviction-off", "scenarios/load/test_load.py", "heartbeats_stop", "[pod-evicted: fail]"),
     ("etcd-slow-election", "scenarios/etcd/test_etcd_quorum.py",
      (f"{CONFIGURATION}::test_the_etcd_timings_promise_the_leader_change_and_write_stall_objectives",
       "test_writes_continue_when_the_leader_of_three_dies"),
@@ -207,6 +209,8 @@ DEEP_ONLY = {
                                       "restarting a static pod (~4 min)",
     "node-monitor-grace-long": "presubmit passes the dead node's declaration on ha3-1000 (the measuring suites, "
                                "alone); this fails its objective with a 2-minute grace period (~2.5 min)",
+    "taint-eviction-off": "presubmit passes the dead node's pod evicted on ha3-1000 (the measuring suites, alone); "
+                          "this leaves it on the node with no taint-eviction controller (~1.5 min)",
     "slow-leases": "no-leader-election fails the same scenarios in presubmit, and lb-slow-checks, slow-restart and "
                    "etcd-slow-election show an objective failing where the configuration's own bound passes; this "
                    "shows it for the lease timings (~2 min)",
@@ -359,6 +363,8 @@ DOCKER_COVERED_BY = {
     "etcd-2-members": "etcd-slow-election",  # the etcd leader's death: a write outage, or a slow leader change
     "slow-leases": "no-leader-election",  # the lease timings and the paused leader
     "scale-voter-first": "scale-member-first",  # the scale-down: its clients sent to a removed member
+    # the dead node: declared late there; its pod's eviction is API objects alike on either backend
+    "taint-eviction-off": "node-monitor-grace-long",
 }
 # Process twins not built on docker for the deep tier's time (tests/known_gaps.py names the verdict left unproven)
 DOCKER_LEFT_FOR_TIME = {
