@@ -13,6 +13,8 @@ COLLECT_PROBE = "work.collect"  # a deleted Deployment's ReplicaSet and pods col
 NAMESPACE_PROBE = "work.namespace"  # a deleted namespace finalized (the namespace controller)
 CONTROLLER_PROBES = (REPLICAS_PROBE, COLLECT_PROBE, NAMESPACE_PROBE)
 BINDING_PROBE = "work.binding"  # the probe whose work the scheduler's leader does
+# a ready pod's address in its Service's EndpointSlice (the endpointslice controller, once the pod is bound and ready)
+ENDPOINTS_PROBE = "work.endpoints"
 # each probe's figure: the measure it gives (harness/objectives/catalog.py)
 RESUMED_FIGURE = {REPLICAS_PROBE: "reconcile_after_failover_s", BINDING_PROBE: "bind_after_failover_s"}
 

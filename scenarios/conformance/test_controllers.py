@@ -7,7 +7,9 @@ bind_s (docs/gate.md)."""
 import pytest
 
 from harness.checkers import Verdict
-from harness.checkers.work import BINDING_PROBE, COLLECT_PROBE, NAMESPACE_PROBE, REPLICAS_PROBE, work_done
+from harness.checkers.work import (BINDING_PROBE, COLLECT_PROBE, ENDPOINTS_PROBE, NAMESPACE_PROBE, REPLICAS_PROBE,
+                                   work_done)
+from harness.monitors import endpoints
 from harness.monitors.binding import PROBE_PERIOD_S
 from harness.monitors.work import WORK_CHECK_PERIOD_S
 from harness.objectives.measurement import Measurement, from_verdict
@@ -64,4 +66,18 @@ def test_the_scheduler_binds_the_pods_a_user_asks_for(cluster, objectives, bindi
     binding_monitor.stop()
     done = work_done(history, max_s={BINDING_PROBE: bound}, samples=SAMPLES)
     verdicts = judge(history, done, measures=[from_verdict("bind_s", done, "binding_slowest_s")])
+    assert all(verdicts), explain_all(verdicts)
+
+
+@pytest.mark.requires(Capability.HOLLOW_NODES)
+def test_services_list_their_ready_pods_in_their_endpoint_slices(cluster, objectives, endpoints_monitor, history):
+    """A pod for the default scheduler on the cluster's hollow nodes, and a Service selecting it, asked for one after
+    another (harness/monitors/endpoints.py): the Service's EndpointSlice lists the pod as ready (the endpointslice
+    controller), at least SAMPLES times, the slowest within the bind_s and reconcile_s objectives together: the pod is
+    bound first, and the controller's work follows its readiness. A cluster without hollow nodes lacks them."""
+    bound = allowed_s("bind_s", cluster, objectives) + allowed_s("reconcile_s", cluster, objectives)
+    # one worker, one probe at a time at most every period: SAMPLES rounds within the bound, and one bound more
+    endpoints_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (bound + endpoints.PROBE_PERIOD_S) + bound)
+    endpoints_monitor.stop()
+    verdicts = judge(history, work_done(history, max_s={ENDPOINTS_PROBE: bound}, samples=SAMPLES))
     assert all(verdicts), explain_all(verdicts)

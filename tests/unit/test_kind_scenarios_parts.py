@@ -256,8 +256,9 @@ def test_the_conformance_checks_of_flags_and_endpoints_are_planned_on_kind_and_t
         "test_control_plane_pods_run_at_system_priority_with_a_small_cpu_request",
         "test_control_plane_nodes_are_labelled_for_their_role_and_tainted_against_workloads",
         "test_the_controller_manager_does_the_work_a_user_asks_of_it"}, plan[-1500:]
-    # two read Quorum's files; three need a self-hosted control plane; the scheduler's binding needs hollow nodes
-    assert "6 skipped" in plan, plan[-1500:]
+    # two read Quorum's files; three need a self-hosted control plane; the scheduler's binding and the endpoints'
+    # check need hollow nodes
+    assert "7 skipped" in plan, plan[-1500:]
     assert "not on --backend kind: it needs run-files (the cluster's configuration files and keys are the ones " \
            "Quorum wrote in the run directory)" in plan, plan[-1500:]
 
