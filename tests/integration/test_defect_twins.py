@@ -234,7 +234,8 @@ CONFORMANCE = {
     "etcd-clients-blocked": {"test_the_etcd_client_port_is_reachable_from_every_controller"},
     "phantom-etcd-member": {"test_etcd_members_are_exactly_the_etcd_hosts"},
     # leading and healthy, with the controllers a user's Deployments and namespaces need switched off
-    "idle-controller-manager": {"test_the_controller_manager_does_the_work_a_user_asks_of_it"},
+    "idle-controller-manager": {"test_the_controller_manager_does_the_work_a_user_asks_of_it",
+                                "test_services_list_their_ready_pods_in_their_endpoint_slices"},
     # leading and healthy, with its only profile serving another scheduler name: nothing of the default's is bound
     "scheduler-misnamed-profile": {"test_the_scheduler_binds_the_pods_a_user_asks_for"},
     # kubeadm's own layout: each apiserver lists only its node's etcd member; anonymous clients may read /version;

@@ -157,13 +157,14 @@ BANDWIDTH = "scenarios/bandwidth/test_bandwidth.py"
 # the checks of the nodes skip on the process stand-in, which has none: test_kind_cluster.py proves them through the
 # kubeadm stand-in's inventory
 NODE_CHECKS = "scenarios/conformance/test_nodes.py"
-# the scheduler's binding check needs hollow nodes, which this stand-in's inventory has not: the deep stand-in with
-# hollow nodes proves it (test_hollow_nodes_on_a_disposable_target_...)
+# the scheduler's binding and the endpoints' checks need hollow nodes, which this stand-in's inventory has not: the
+# deep stand-in with hollow nodes proves them (test_hollow_nodes_on_a_disposable_target_...)
 SCHEDULER_BINDS = "scenarios/conformance/test_controllers.py::test_the_scheduler_binds_the_pods_a_user_asks_for"
+ENDPOINTS_FOLLOW = "scenarios/conformance/test_controllers.py::test_services_list_their_ready_pods_in_their_endpoint_slices"
 
 
 @passes("remote", Selection(("scenarios/",), markers="not hollow_nodes and not destructive",
-                            deselect=(SCHEDULER_BINDS,), ignore=(BANDWIDTH, NODE_CHECKS)))
+                            deselect=(SCHEDULER_BINDS, ENDPOINTS_FOLLOW), ignore=(BANDWIDTH, NODE_CHECKS)))
 def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destructive_scenario(staging, ha3, tmp_path):
     """`pytest scenarios/ --target` on someone else's cluster (disposable: false): the read-only checks run over SSH,
     the API and etcd, and the controllers' work probes its inventory allows (work_probes: true), and pass on this
@@ -172,7 +173,8 @@ def test_the_suites_run_against_a_target_they_did_not_build_and_skip_every_destr
     before = {(c.value, h): ha3.pid(c, h) for c in (Component.ETCD, Component.APISERVER) for h in ha3.hosts(HostRole.CONTROLLER)}
     # the steady load runs on a target too (deep: test_the_steady_load_runs_on_a_target_...): left out here for time
     code, outcomes = scenarios_against(staging.write(disposable=False, work_probes=True), tmp_path, "scenarios/", "-m",
-                                       "not hollow_nodes", f"--ignore={BANDWIDTH}", f"--deselect={SCHEDULER_BINDS}")
+                                       "not hollow_nodes", f"--ignore={BANDWIDTH}", f"--deselect={SCHEDULER_BINDS}",
+                                       f"--deselect={ENDPOINTS_FOLLOW}")
     assert code == 0, {name: outcome for name, outcome in outcomes.items() if outcome[0] not in ("passed", "skipped")}
     passed = {name for name, (outcome, _) in outcomes.items() if outcome == "passed"}
     for name in ("test_conformance::test_etcd_members_are_exactly_the_etcd_hosts",
@@ -224,7 +226,7 @@ def test_the_steady_load_runs_on_a_target_without_hollow_nodes_and_the_faults_un
 
 # the dead node needs a destructive run, which the stand-in's plain-process components refuse (tests/known_gaps.py)
 HOLLOW_ON_A_TARGET = ("scenarios/load/test_pod_startup.py", "scenarios/load/test_load.py::test_steady_load_meets_the_slos",
-                      SCHEDULER_BINDS)
+                      SCHEDULER_BINDS, ENDPOINTS_FOLLOW)
 
 
 @passes("remote", Selection(HOLLOW_ON_A_TARGET))
@@ -233,13 +235,15 @@ HOLLOW_ON_A_TARGET = ("scenarios/load/test_pod_startup.py", "scenarios/load/test
 def test_hollow_nodes_on_a_disposable_target_carry_the_heartbeat_and_pod_startup_verdicts(staging, ha3, tmp_path):
     """An inventory's `hollow_nodes:` on a disposable stand-in: the session's kwok controller (on this machine, against
     the target's API) plays 20 tainted nodes; the steady load's heartbeat verdict, pod start-up and the scheduler's
-    binding check pass through them; when the session ends its nodes are deleted and its kwok controller stopped."""
+    binding and endpoints checks pass through them; when the session ends its nodes are deleted and its kwok
+    controller stopped."""
     from harness.remote.hollow_fleet import RUN_LABEL
 
     inventory = staging.write(disposable=True, hollow_nodes={"count": 20})
     try:
         code, outcomes = scenarios_against(inventory, tmp_path, HOLLOW_ON_A_TARGET[0], "scenarios/load/test_load.py",
-                                           SCHEDULER_BINDS, "-k", "steady_load_meets or stateless_pods or scheduler_binds")
+                                           SCHEDULER_BINDS, ENDPOINTS_FOLLOW,
+                                           "-k", "steady_load_meets or stateless_pods or scheduler_binds or endpoint_slices")
     except BaseException:
         # a session stopped before its end (the timeout) leaves its run, and the kwok controller that outlives it
         if (tmp_path / "run" / "state.json").exists():
@@ -248,7 +252,8 @@ def test_hollow_nodes_on_a_disposable_target_carry_the_heartbeat_and_pod_startup
     assert not (tmp_path / "run" / "state.json").exists(), "the session must take its run and hollow nodes down"
     for name in ("test_pod_startup::test_stateless_pods_start_within_the_slo",
                  "test_load::test_steady_load_meets_the_slos",
-                 "test_controllers::test_the_scheduler_binds_the_pods_a_user_asks_for"):
+                 "test_controllers::test_the_scheduler_binds_the_pods_a_user_asks_for",
+                 "test_controllers::test_services_list_their_ready_pods_in_their_endpoint_slices"):
         assert outcomes.get(name) == ("passed", ""), (name, outcomes.get(name))
     assert code == 0, outcomes
     steady = [json.loads(line) for line in next((tmp_path / "histories").glob("*steady_load*.jsonl")).open()]
