@@ -236,8 +236,10 @@ CONFORMANCE = {
     # leading and healthy, with the controllers a user's Deployments and namespaces need switched off
     "idle-controller-manager": {"test_the_controller_manager_does_the_work_a_user_asks_of_it",
                                 "test_services_list_their_ready_pods_in_their_endpoint_slices"},
-    # leading and healthy, with its only profile serving another scheduler name: nothing of the default's is bound
-    "scheduler-misnamed-profile": {"test_the_scheduler_binds_the_pods_a_user_asks_for"},
+    # leading and healthy, with its only profile serving another scheduler name: nothing of the default's is bound,
+    # so no pod is ever ready for its Service's endpoints either
+    "scheduler-misnamed-profile": {"test_the_scheduler_binds_the_pods_a_user_asks_for",
+                                   "test_services_list_their_ready_pods_in_their_endpoint_slices"},
     # kubeadm's own layout: each apiserver lists only its node's etcd member; anonymous clients may read /version;
     # kube-proxy serves its metrics on loopback only
     "kind-kubeadm-defaults": {"test_every_apiserver_lists_every_etcd_member",
