@@ -60,24 +60,30 @@ def work_resumed(history: History, *, fault: str | None = None, max_s: float | N
 def work_done(history: History, *, max_s: dict[str, float], samples: int) -> Verdict:
     """Without a fault, each probe `max_s` names had its work done at least `samples` times, the slowest within its
     bound. A probe whose deadline passed, or that had waited longer than its bound when the monitor stopped, fails
-    it; a probe the API never took is no evidence, and fewer than `samples` done of any probe is unknown."""
+    it; a probe the API never took is no evidence, and fewer than `samples` done of any probe is unknown.
+
+    `<probe>_slowest_s` is the longest seen: a probe done, or one never done, whose wait is a floor of its time (a
+    probe stuck past its bound is not a fast one). It is None when no probe was done and none waited past its bound:
+    nothing to time."""
     figures: dict[str, float | int | None] = {}
     late: list[str] = []
     short: list[str] = []
     for probe, bound in max_s.items():
         ops = history.ops_of(probe)
         done = [op for op in ops if op.ok]
-        slowest = max(done, key=lambda op: op.complete - op.invoke, default=None)
+        slowest = max(done, key=_took, default=None)
+        waiting = max((op for op in ops if _unfinished(op)), key=_took, default=None)
+        longest = max((_took(op) for op in (slowest, waiting) if op is not None), default=None)
         key = probe.removeprefix("work.")
         figures[f"{key}_done"] = len(done)
-        figures[f"{key}_slowest_s"] = None if slowest is None else round(slowest.complete - slowest.invoke, 3)
-        waiting = next((op for op in ops if _unfinished(op) and op.complete - op.invoke > bound), None)
-        if waiting is not None:
-            late.append(f"{probe} {waiting.value} not done {fmt(waiting.complete - waiting.invoke)} after it was "
-                        f"asked for, more than the allowed {fmt(bound)}: {waiting.error}")
-        elif slowest is not None and slowest.complete - slowest.invoke > bound:
-            late.append(f"{probe} {slowest.value} done {fmt(slowest.complete - slowest.invoke)} after it was asked "
-                        f"for, more than the allowed {fmt(bound)}")
+        figures[f"{key}_slowest_s"] = (round(longest, 3) if slowest is not None or (longest or 0) > bound
+                                       else None)
+        if waiting is not None and _took(waiting) > bound:
+            late.append(f"{probe} {waiting.value} not done {fmt(_took(waiting))} after it was asked for, more than "
+                        f"the allowed {fmt(bound)}: {waiting.error}")
+        elif slowest is not None and _took(slowest) > bound:
+            late.append(f"{probe} {slowest.value} done {fmt(_took(slowest))} after it was asked for, more than the "
+                        f"allowed {fmt(bound)}")
         if len(done) < samples:
             short.append(f"{probe} done {len(done)} times of the {samples} needed")
     if late:
@@ -100,6 +106,11 @@ def _waited_past(probes: list[Op], clock: float, max_s: float | None) -> Op | No
         if max_s is None or waited > max_s:
             return op
     return None
+
+
+def _took(op: Op) -> float:
+    """How long a probe took, or for one never done, how long it waited."""
+    return op.complete - op.invoke
 
 
 def _unfinished(op: Op) -> bool:

@@ -23,8 +23,8 @@ SAMPLES = 3  # of each probe: the slowest of three is judged, never a single sam
 
 
 def _slowest_reconcile_s(done: Verdict) -> float | None:
-    """reconcile_s from work-done's figures: the slowest probe, a namespace's less the namespace controller's grace
-    (None unless every probe was done: a probe never done is not a fast one)."""
+    """reconcile_s from work-done's figures: the slowest probe (a stuck one's wait included), a namespace's less the
+    namespace controller's grace (None unless every probe was timed: a probe never done is not a fast one)."""
     slowest = [done.figures.get(f"{probe.removeprefix('work.')}_slowest_s") for probe in
                (REPLICAS_PROBE, COLLECT_PROBE, NAMESPACE_PROBE)]
     if any(value is None for value in slowest):

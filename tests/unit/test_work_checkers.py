@@ -152,7 +152,27 @@ def test_a_controller_manager_that_does_no_work_fails_on_the_probes_still_waitin
     steady(h, "work.namespace", [(1.0, 26.0)], Outcome.UNKNOWN, pending=True)
     v = work_done(h, max_s=BOUNDS, samples=3)
     assert v.status is Status.FAIL and "work.replicas" in v.explanation and "work.namespace" in v.explanation
-    assert v.figures["replicas_done"] == 0 and v.figures["replicas_slowest_s"] is None
+    assert v.figures["replicas_done"] == 0 and v.figures["replicas_slowest_s"] == 25.0  # a wait is a floor, not fast
+
+
+def test_a_probe_stuck_past_its_bound_is_the_slowest_even_when_the_others_were_fast():
+    """The figure a measure takes (reconcile_s, bind_s) is the stuck probe's wait, never the fast ones' time."""
+    h = History()
+    healthy(h)
+    steady(h, "work.replicas", [(4.0, 12.0)], Outcome.FAIL)  # its deadline passed without its pods
+    v = work_done(h, max_s=BOUNDS, samples=3)
+    assert v.status is Status.FAIL and v.figures["replicas_slowest_s"] == 8.0, v.figures
+    assert "not done 8.00s after it was asked for" in v.explanation, v.explanation
+
+
+def test_a_probe_cut_short_by_the_stop_neither_slows_nor_times_anything():
+    h = History()
+    healthy(h)
+    steady(h, "work.collect", [(4.0, 4.1)], Outcome.UNKNOWN, pending=True)
+    v = work_done(h, max_s=BOUNDS, samples=3)
+    assert v.passed and v.figures["collect_slowest_s"] == 0.6, v.explanation
+    steady(h2 := History(), "work.collect", [(4.0, 4.1)], Outcome.UNKNOWN, pending=True)
+    assert work_done(h2, max_s=BOUNDS, samples=3).figures["collect_slowest_s"] is None
 
 
 def test_too_few_samples_or_probes_the_api_never_took_are_unknown_not_a_pass():
