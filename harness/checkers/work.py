@@ -1,5 +1,6 @@
 """The controllers' work: how soon what a user asks of the controller-manager (harness/monitors/work.py's probes) or
-of the scheduler (harness/monitors/binding.py's) gets done again after a fault. Unknown is kept apart from fail: a
+of the scheduler (harness/monitors/binding.py's) gets done: without a fault (work-done), after a leader's kill
+(work-resumed), and while any fault runs and once its harm is undone (work-kept). Unknown is kept apart from fail: a
 probe the API never took, or one the monitor's stop cut short before its work could be late, is no evidence either
 way."""
 
@@ -15,6 +16,7 @@ CONTROLLER_PROBES = (REPLICAS_PROBE, COLLECT_PROBE, NAMESPACE_PROBE)
 BINDING_PROBE = "work.binding"  # the probe whose work the scheduler's leader does
 # a ready pod's address in its Service's EndpointSlice (the endpointslice controller, once the pod is bound and ready)
 ENDPOINTS_PROBE = "work.endpoints"
+CONTROLLER_MANAGER_LEASE = "kube-controller-manager"  # whose holder does the controller probes' work
 # each probe's figure: the measure it gives (harness/objectives/catalog.py)
 RESUMED_FIGURE = {REPLICAS_PROBE: "reconcile_after_failover_s", BINDING_PROBE: "bind_after_failover_s"}
 
@@ -94,6 +96,97 @@ def work_done(history: History, *, max_s: dict[str, float], samples: int) -> Ver
                             f"{fmt(bound)})" for probe, bound in max_s.items())
     return Verdict("work-done", Status.PASS, f"every probe's work done at least {samples} times, the slowest: "
                    f"{slowest_all}", figures)
+
+
+@checker("work-kept")
+def work_kept(history: History, *, max_s: dict[str, float], undone_at: list[float | None],
+              lease: str = CONTROLLER_MANAGER_LEASE, fault: str | None = None) -> Verdict:
+    """While faults run and after them, the work goes on: each probe `max_s` names that was waiting when a fault
+    started, or was asked for after one, has its work done within its bound, counted from the later of its asking and
+    the moment the work could resume. That moment is the fault's harm undone (`undone_at`, one per fault window, in
+    order: e.g. a killed component healthy again), or, if `lease` changed holder during the fault, the last change:
+    a new leader's first sync is what reconcile_after_failover_s judges, the work after it is judged here. A probe
+    never done whose wait so counted passed its bound fails it, as does one done late.
+
+    Unknown: no fault, a fault never undone (nothing to count from), no holder of `lease` seen before the first fault
+    (a leader change would go unseen: the lease watcher must run), or a probe with none asked for after the last
+    fault's harm was undone and done (the work's return is not shown).
+
+    `<probe>_slowest_s` is the longest so counted (a wait of a probe never done included); `<probe>_done_after` how
+    many asked for after the last resumption were done; `resumed_after_s` each fault's start to its resumption."""
+    windows = history.fault_windows(fault)
+    if not windows:
+        return Verdict("work-kept", Status.UNKNOWN, f"no fault{' ' + fault if fault else ''} was recorded", {})
+    if len(undone_at) != len(windows):
+        raise ValueError(f"undone_at has {len(undone_at)} moments for {len(windows)} fault windows")
+    starts = [start for start, _, _ in windows]
+    figures: dict = {}
+    if any(moment is None for moment in undone_at):
+        return Verdict("work-kept", Status.UNKNOWN, "a fault's harm was never undone (its component never healthy "
+                       "again): nothing to count the work's return from", figures)
+    changes = history.events_of("leader", subject=lease)
+    if not any(event.t <= starts[0] for event in changes):
+        return Verdict("work-kept", Status.UNKNOWN, f"no {lease} holder was observed before the fault at "
+                       f"t={starts[0]:.2f}: a leader change would go unseen", figures)
+    resumes = work_could_resume(history, undone_at, lease=lease, fault=fault)
+    figures["resumed_after_s"] = [round(resume - start, 3) for resume, start in zip(resumes, starts)]
+    figures["leader_changes"] = sum(1 for event in changes if event.t > starts[0])
+    late: list[str] = []
+    short: list[str] = []
+    for probe, bound in max_s.items():
+        key = probe.removeprefix("work.")
+        judged = [op for op in history.ops_of(probe) if op.complete > starts[0] and (op.ok or _unfinished(op))]
+        delays = []
+        for op in judged:
+            clock = max([op.invoke, *(resume for resume, start in zip(resumes, starts) if start < op.complete)])
+            delays.append((max(0.0, op.complete - clock), op))
+        worst = max(delays, key=lambda pair: pair[0], default=None)
+        timed = worst is not None and (any(op.ok for _, op in delays) or worst[0] > bound)
+        figures[f"{key}_slowest_s"] = round(worst[0], 3) if timed else None
+        figures[f"{key}_done_after"] = sum(1 for op in judged if op.ok and op.invoke >= resumes[-1])
+        if worst is not None and worst[0] > bound:
+            delay, op = worst
+            said = "done" if op.ok else f"not done ({op.error})"
+            late.append(f"{probe} {op.value} {said} {fmt(delay)} after the work could resume, more than the "
+                        f"allowed {fmt(bound)}")
+        if not figures[f"{key}_done_after"]:
+            short.append(f"no {probe} asked for after t={resumes[-1]:.2f} was done")
+    when = ", ".join(f"{fmt(after)} after the fault's start" for after in figures["resumed_after_s"])
+    if late:
+        return Verdict("work-kept", Status.FAIL, f"work resumed {when}: " + "; ".join(late), figures)
+    if short:
+        return Verdict("work-kept", Status.UNKNOWN, f"the work's return is not shown: {'; '.join(short)}", figures)
+    slowest = ", ".join(f"{probe} {figures[probe.removeprefix('work.') + '_slowest_s']:.2f}s (allowed {fmt(bound)})"
+                        for probe, bound in max_s.items())
+    return Verdict("work-kept", Status.PASS, f"work resumed {when}; the slowest after it: {slowest}", figures)
+
+
+def work_could_resume(history: History, undone_at: list[float], *, lease: str = CONTROLLER_MANAGER_LEASE,
+                      fault: str | None = None) -> list[float]:
+    """For each fault window, when its work could resume: its harm undone (`undone_at`, in the windows' order), or
+    the last change of `lease`'s holder seen before the next window, whichever is later (work-kept's docstring)."""
+    starts = [start for start, _, _ in history.fault_windows(fault)]
+    changes = [event.t for event in history.events_of("leader", subject=lease)]
+    ends = [*starts[1:], float("inf")]
+    return [max([undone, *(t for t in changes if start < t < end)])
+            for undone, start, end in zip(undone_at, starts, ends)]
+
+
+def reconcile_bounds(reconcile_s: float, namespace_grace_s: float) -> dict[str, float]:
+    """Each controller probe's bound from the reconcile_s objective: a namespace's deletion has the namespace
+    controller's grace more (harness/thresholds.py)."""
+    return {REPLICAS_PROBE: reconcile_s, COLLECT_PROBE: reconcile_s, NAMESPACE_PROBE: reconcile_s + namespace_grace_s}
+
+
+def slowest_reconcile_s(verdict: Verdict, namespace_grace_s: float) -> float | None:
+    """reconcile_s from work-done's or work-kept's figures: the slowest controller probe (a stuck one's wait
+    included), a namespace's less the namespace controller's grace. None unless every probe was timed: a probe never
+    done is not a fast one."""
+    slowest = [verdict.figures.get(f"{probe.removeprefix('work.')}_slowest_s") for probe in CONTROLLER_PROBES]
+    if any(value is None for value in slowest):
+        return None
+    replicas, collect, namespace = slowest
+    return round(max(replicas, collect, namespace - namespace_grace_s), 3)
 
 
 def _waited_past(probes: list[Op], clock: float, max_s: float | None) -> Op | None:

@@ -72,6 +72,12 @@ class WorkProbes(Monitor):
         return eventually(lambda: any(op.ok and op.invoke >= t for op in self.history.ops_of(self.resumed_op)),
                           timeout_s, POLL_S)
 
+    def wait_for_each_after(self, t: float, timeout_s: float) -> bool:
+        """Until each of the monitor's probes asked for at or after `t` (monotonic) saw its work done once; whether
+        they did within `timeout_s` (the checker judges the record either way)."""
+        return eventually(lambda: all(any(op.ok and op.invoke >= t for op in self.history.ops_of(probe))
+                                      for probe in self.probes), timeout_s, POLL_S)
+
     def wait_for_samples(self, samples: int, timeout_s: float) -> bool:
         """Until each of the monitor's probes saw its work done `samples` times; whether they did within
         `timeout_s` (the checker judges the record either way)."""

@@ -66,9 +66,10 @@ MEASURES = {spec.name: spec for spec in (
           "the lease failover objective (24.3 s) + the new leader's first binding (5 s: it binds from caches synced "
           "as a standby; no upstream figure bounds it; harness/thresholds.py)", bound=bounds.BIND_AFTER_FAILOVER),
     _spec("reconcile_s", "s",
-          "a steady controller-manager's slowest work on one object without a fault (a Deployment's pods created, a "
-          "deleted one's collected, of three or more each; a namespace is allowed the namespace controller's 5 s "
-          "grace on top)",
+          "a steady controller-manager's slowest work on one object (a Deployment's pods created, a deleted one's "
+          "collected, of three or more each; a namespace is allowed the namespace controller's 5 s grace on top): "
+          "without a fault, or while a component is killed, counted from when the work could resume (the component "
+          "healthy again, or the controller-manager's lease moved)",
           "no upstream figure bounds it: a leader whose informers synced long ago needs no more than a new leader's "
           "first sync allowance (5 s, about 3x the 1.6 s measured here; harness/thresholds.py)",
           default=t.CONTROLLER_WORK_S),

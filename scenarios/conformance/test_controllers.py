@@ -6,9 +6,7 @@ bind_s (docs/gate.md)."""
 
 import pytest
 
-from harness.checkers import Verdict
-from harness.checkers.work import (BINDING_PROBE, COLLECT_PROBE, ENDPOINTS_PROBE, NAMESPACE_PROBE, REPLICAS_PROBE,
-                                   work_done)
+from harness.checkers.work import BINDING_PROBE, ENDPOINTS_PROBE, reconcile_bounds, slowest_reconcile_s, work_done
 from harness.monitors import endpoints
 from harness.monitors.binding import PROBE_PERIOD_S
 from harness.monitors.work import WORK_CHECK_PERIOD_S
@@ -22,17 +20,6 @@ pytestmark = [pytest.mark.conformance, pytest.mark.requires(Capability.WORK_PROB
 SAMPLES = 3  # of each probe: the slowest of three is judged, never a single sample
 
 
-def _slowest_reconcile_s(done: Verdict) -> float | None:
-    """reconcile_s from work-done's figures: the slowest probe (a stuck one's wait included), a namespace's less the
-    namespace controller's grace (None unless every probe was timed: a probe never done is not a fast one)."""
-    slowest = [done.figures.get(f"{probe.removeprefix('work.')}_slowest_s") for probe in
-               (REPLICAS_PROBE, COLLECT_PROBE, NAMESPACE_PROBE)]
-    if any(value is None for value in slowest):
-        return None
-    replicas, collect, namespace = slowest
-    return round(max(replicas, collect, namespace - NAMESPACE_DELETION_GRACE_S), 3)
-
-
 @pytest.mark.measures("reconcile_s")
 def test_the_controller_manager_does_the_work_a_user_asks_of_it(cluster, objectives, work_check_monitor, history):
     """Deployments asked for one after another get their ReplicaSet and pods (the deployment and replicaset
@@ -41,14 +28,15 @@ def test_the_controller_manager_does_the_work_a_user_asks_of_it(cluster, objecti
     namespace within NAMESPACE_DELETION_GRACE_S more (harness/thresholds.py). The pods name a scheduler nobody runs, so
     nothing runs anywhere; every object is in a namespace of Quorum's own, deleted at the end."""
     bound = allowed_s("reconcile_s", cluster, objectives)
-    bounds_s = {REPLICAS_PROBE: bound, COLLECT_PROBE: bound, NAMESPACE_PROBE: bound + NAMESPACE_DELETION_GRACE_S}
+    bounds_s = reconcile_bounds(bound, NAMESPACE_DELETION_GRACE_S)
     # a worker asks for one probe at a time, at most one per 2 x the period: SAMPLES rounds, each within the
     # allowance, and one allowance more for the last to end
     slowest = max(bounds_s.values())
     work_check_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (slowest + 2 * WORK_CHECK_PERIOD_S) + slowest)
     work_check_monitor.stop()  # a probe still waiting is recorded as such: how long it waited is evidence too
     done = work_done(history, max_s=bounds_s, samples=SAMPLES)
-    verdicts = judge(history, done, measures=[Measurement("reconcile_s", _slowest_reconcile_s(done))])
+    reconcile = Measurement("reconcile_s", slowest_reconcile_s(done, NAMESPACE_DELETION_GRACE_S))
+    verdicts = judge(history, done, measures=[reconcile])
     assert all(verdicts), explain_all(verdicts)
 
 

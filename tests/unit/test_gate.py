@@ -82,7 +82,8 @@ GOOD = {
 MEASURED = {
     ETCD: [{"name": "etcd_leader_change_s", "value": 1.4, "bound": 3.5}, {"name": "lost_writes", "value": 0}],
     HEALING: [{"name": "time_to_healthy_s", "subject": "etcd", "value": 1.6, "bound": 16.0},
-              {"name": "availability_pct", "value": 100.0}, {"name": "lost_writes", "value": 0}],
+              {"name": "availability_pct", "value": 100.0}, {"name": "lost_writes", "value": 0},
+              {"name": "reconcile_s", "value": 3.1}],
 }
 
 
