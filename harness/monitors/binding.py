@@ -18,10 +18,10 @@ from kubernetes import client as k8s
 
 from harness.checkers.work import BINDING_PROBE
 from harness.components.kwok import HOLLOW_LABEL
-from harness.errors import Unsupported
 from harness.history import History
 from harness.load.hollow import HOLLOW_TOLERATION
-from harness.monitors.work_probes import API_ERRORS, LABEL, PROBE_DEADLINE_S, REQUEST_TIMEOUT_S, WorkProbes
+from harness.monitors.work_probes import (API_ERRORS, LABEL, PROBE_DEADLINE_S, REQUEST_TIMEOUT_S, WorkProbes,
+                                          needs_hollow_nodes)
 from harness.target.protocol import Target
 
 PROBE_PERIOD_S = 2.0  # a new work.binding probe about every 2 s: a failover's figure is read to about that
@@ -38,9 +38,7 @@ class BindingMonitor(WorkProbes):
 
     def __init__(self, cluster: Target, history: History, *, period_s: float = PROBE_PERIOD_S,
                  deadline_s: float = PROBE_DEADLINE_S, **limits) -> None:
-        if not cluster.hollow_nodes():
-            raise Unsupported(f"{cluster.name} has no hollow nodes: nothing of Quorum's for its scheduler to bind a "
-                              "pod to", "give the topology hollow_nodes (or the inventory, on a disposable target)")
+        needs_hollow_nodes(cluster, "nothing of Quorum's for its scheduler to bind a pod to")
         # each worker asks every 2 x period_s, the two offset by period_s
         super().__init__(cluster, history, rate=1 / period_s, workers=2, deadline_s=deadline_s, **limits)
         self._seq = [0, 0]

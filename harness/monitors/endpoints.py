@@ -18,11 +18,11 @@ from kubernetes import client as k8s
 
 from harness.checkers.work import ENDPOINTS_PROBE
 from harness.components.kwok import HOLLOW_LABEL
-from harness.errors import Unsupported
 from harness.history import History
 from harness.load.hollow import HOLLOW_TOLERATION
 from harness.monitors.binding import DEFAULT_SCHEDULER
-from harness.monitors.work_probes import API_ERRORS, LABEL, PROBE_DEADLINE_S, REQUEST_TIMEOUT_S, WorkProbes
+from harness.monitors.work_probes import (API_ERRORS, LABEL, PROBE_DEADLINE_S, REQUEST_TIMEOUT_S, WorkProbes,
+                                          needs_hollow_nodes)
 from harness.target.protocol import Target
 
 PROBE_PERIOD_S = 1.0  # a new probe about every second: the samples a check needs in a few seconds
@@ -39,9 +39,7 @@ class EndpointsMonitor(WorkProbes):
 
     def __init__(self, cluster: Target, history: History, *, period_s: float = PROBE_PERIOD_S,
                  deadline_s: float = PROBE_DEADLINE_S, **limits) -> None:
-        if not cluster.hollow_nodes():
-            raise Unsupported(f"{cluster.name} has no hollow nodes: no node of Quorum's to run a pod a Service "
-                              "could list", "give the topology hollow_nodes (or the inventory, on a disposable target)")
+        needs_hollow_nodes(cluster, "no node of Quorum's to run a pod a Service could list")
         super().__init__(cluster, history, rate=1 / period_s, workers=1, deadline_s=deadline_s, **limits)
         self._discovery = k8s.DiscoveryV1Api(self._client)
         self._seq = 0

@@ -22,6 +22,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
+from harness.errors import Unsupported
 from harness.history import History, Outcome, now
 from harness.monitors.base import Monitor
 from harness.monitors.kube_writer import api_client
@@ -134,6 +135,13 @@ class WorkProbes(Monitor):
     def _namespace(self, name: str) -> k8s.V1Namespace:
         return k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=name, labels={LABEL: self.tag},
                                                          annotations={OWNER: self._owner}))
+
+
+def needs_hollow_nodes(cluster: Target, what: str) -> None:
+    """Unsupported unless the cluster has hollow nodes of Quorum's: `what` a monitor would do with them."""
+    if not cluster.hollow_nodes():
+        raise Unsupported(f"{cluster.name} has no hollow nodes: {what}",
+                          "give the topology hollow_nodes (or the inventory, on a disposable target)")
 
 
 def reason(error: Exception) -> str:
