@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import asdict
 
@@ -57,6 +58,7 @@ class WorkProbes(Monitor):
         self._client = api_client(cluster)
         self._core = k8s.CoreV1Api(self._client)
         self._undeleted: set[str] = set()  # namespaces created whose delete the API did not take
+        self._waiting: dict[str, tuple[str, float]] = {}  # thread name -> the probe it waits on, and when it asked
         self._owner = json.dumps(asdict(Harness.this()))
 
     def setup(self) -> None:
@@ -79,11 +81,25 @@ class WorkProbes(Monitor):
         return eventually(lambda: all(any(op.ok and op.invoke >= t for op in self.history.ops_of(probe))
                                       for probe in self.probes), timeout_s, POLL_S)
 
-    def wait_for_samples(self, samples: int, timeout_s: float) -> bool:
-        """Until each of the monitor's probes saw its work done `samples` times; whether they did within
-        `timeout_s` (the checker judges the record either way)."""
-        return eventually(lambda: all(sum(op.ok for op in self.history.ops_of(probe)) >= samples
-                                      for probe in self.probes), timeout_s, POLL_S)
+    def wait_for_samples(self, samples: int, timeout_s: float, *, late_after_s: dict[str, float] | None = None
+                         ) -> bool:
+        """Until each of the monitor's probes saw its work done `samples` times, or, with `late_after_s` (a bound per
+        probe), until a probe still waiting has waited past its bound: work-done fails on that wait whatever comes
+        after, so waiting on for samples would only cost time. Whether the samples came within `timeout_s` (the
+        checker judges the record either way)."""
+        def sampled() -> bool:
+            return all(sum(op.ok for op in self.history.ops_of(probe)) >= samples for probe in self.probes)
+
+        def decided() -> bool:
+            return sampled() or (late_after_s is not None and self.waiting_past(late_after_s))
+
+        eventually(decided, timeout_s, POLL_S)
+        return sampled()
+
+    def waiting_past(self, bounds_s: dict[str, float]) -> bool:
+        """Whether a probe in flight, of those `bounds_s` names, has waited for its work longer than its bound."""
+        moment = now()
+        return any(op in bounds_s and moment - invoke > bounds_s[op] for op, invoke in list(self._waiting.values()))
 
     def finish(self) -> None:
         """Remove the monitor's namespaces; their deletion goes on in the cluster (nothing waits for it)."""
@@ -112,7 +128,11 @@ class WorkProbes(Monitor):
                 errors.append(reason(exc))
                 return False
 
-        waited = until(finished, self.deadline_s, POLL_S)
+        self._waiting[threading.current_thread().name] = (op, invoke)
+        try:
+            waited = until(finished, self.deadline_s, POLL_S)
+        finally:
+            self._waiting.pop(threading.current_thread().name, None)
         if waited.held and not self._stop.is_set():
             self.history.record(self.name, op, "lb", invoke, Outcome.OK, value=value)
             return True

@@ -32,7 +32,8 @@ def test_the_controller_manager_does_the_work_a_user_asks_of_it(cluster, objecti
     # a worker asks for one probe at a time, at most one per 2 x the period: SAMPLES rounds, each within the
     # allowance, and one allowance more for the last to end
     slowest = max(bounds_s.values())
-    work_check_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (slowest + 2 * WORK_CHECK_PERIOD_S) + slowest)
+    work_check_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (slowest + 2 * WORK_CHECK_PERIOD_S) + slowest,
+                                        late_after_s=bounds_s)
     work_check_monitor.stop()  # a probe still waiting is recorded as such: how long it waited is evidence too
     done = work_done(history, max_s=bounds_s, samples=SAMPLES)
     reconcile = Measurement("reconcile_s", slowest_reconcile_s(done, NAMESPACE_DELETION_GRACE_S))
@@ -50,7 +51,8 @@ def test_the_scheduler_binds_the_pods_a_user_asks_for(cluster, objectives, bindi
     bound = allowed_s("bind_s", cluster, objectives)
     # two workers, each asking for one pod at a time at most every 2 x the period: SAMPLES rounds within the bound,
     # and one bound more for the last to end
-    binding_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (bound + 2 * PROBE_PERIOD_S) + bound)
+    binding_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (bound + 2 * PROBE_PERIOD_S) + bound,
+                                     late_after_s={BINDING_PROBE: bound})
     binding_monitor.stop()
     done = work_done(history, max_s={BINDING_PROBE: bound}, samples=SAMPLES)
     verdicts = judge(history, done, measures=[from_verdict("bind_s", done, "binding_slowest_s")])
@@ -65,7 +67,8 @@ def test_services_list_their_ready_pods_in_their_endpoint_slices(cluster, object
     bound first, and the controller's work follows its readiness. A cluster without hollow nodes lacks them."""
     bound = allowed_s("bind_s", cluster, objectives) + allowed_s("reconcile_s", cluster, objectives)
     # one worker, one probe at a time at most every period: SAMPLES rounds within the bound, and one bound more
-    endpoints_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (bound + endpoints.PROBE_PERIOD_S) + bound)
+    endpoints_monitor.wait_for_samples(SAMPLES, timeout_s=SAMPLES * (bound + endpoints.PROBE_PERIOD_S) + bound,
+                                       late_after_s={ENDPOINTS_PROBE: bound})
     endpoints_monitor.stop()
     verdicts = judge(history, work_done(history, max_s={ENDPOINTS_PROBE: bound}, samples=SAMPLES))
     assert all(verdicts), explain_all(verdicts)
