@@ -1,8 +1,6 @@
 """How a work check waits for its samples (harness/monitors/work_probes.py): it stops waiting once a probe in flight
 has waited past its bound, since work-done fails on that wait whatever comes after."""
 
-import time
-
 from kubernetes import client as k8s
 
 from harness.history import History
@@ -18,7 +16,7 @@ class NeverDone(WorkProbes):
     probes = ("work.never",)
 
     def __init__(self, cluster, history: History) -> None:
-        super().__init__(cluster, history, rate=10.0, workers=1, deadline_s=120.0)
+        super().__init__(cluster, history, rate=10.0, workers=1, deadline_s=20.0)
 
     def setup(self) -> None:
         pass
@@ -31,15 +29,15 @@ class NeverDone(WorkProbes):
 
 
 def test_the_wait_ends_once_a_probe_in_flight_has_waited_past_its_bound(tmp_path, monkeypatch):
+    """The first probe is still in flight when the wait returns: a wait that ran on to its timeout would have seen
+    that probe's deadline pass and its record written."""
     monkeypatch.setattr(work_probes, "api_client", lambda cluster: k8s.ApiClient())  # never used: nothing is asked
     history = History()
     monitor = NeverDone(fake_target(tmp_path), history).start()
     try:
-        asked = time.monotonic()
         sampled = monitor.wait_for_samples(3, timeout_s=60.0, late_after_s={"work.never": 0.5})
-        waited = time.monotonic() - asked
         assert not sampled and monitor.waiting_past({"work.never": 0.5})
-        assert waited < 30.0, f"waited {waited:.1f}s: the wait did not end at the late probe"  # not a speed goal
+        assert not history.ops_of("work.never"), "the wait ran past the first probe's deadline"
         assert not monitor.waiting_past({"work.other": 0.5}) and not monitor.waiting_past({"work.never": 600.0})
     finally:
         monitor.stop()
